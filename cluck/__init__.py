@@ -1,0 +1,1 @@
+"""The Cluck reference project and farm domain."""

@@ -1,0 +1,1 @@
+"""The REST adapter (DRF) over ``cluck.services`` and ``cluck.selectors``."""

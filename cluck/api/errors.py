@@ -1,0 +1,138 @@
+"""The single translation point from exceptions to RFC 9457 problem JSON for the REST API.
+
+Body: ``{type, title, status, code, detail}`` plus ``errors: [{field, code, message}]`` for
+validation failures, listing every failing field.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
+from django.http import Http404
+from django_ratelimit.exceptions import Ratelimited
+from rest_framework import exceptions as drf
+from rest_framework.response import Response
+from rest_framework.views import set_rollback
+
+from cluck.errors import CluckError, FieldError
+
+PROBLEM_CONTENT_TYPE = "application/problem+json"
+
+_DRF_CODES = {
+    drf.NotAuthenticated: "Auth.NotAuthenticated",
+    drf.AuthenticationFailed: "Auth.InvalidToken",
+    drf.PermissionDenied: "Auth.Forbidden",
+    drf.NotFound: "Cluck.NotFound",
+    drf.MethodNotAllowed: "Http.MethodNotAllowed",
+    drf.NotAcceptable: "Http.NotAcceptable",
+    drf.UnsupportedMediaType: "Http.UnsupportedMediaType",
+    drf.ParseError: "Http.MalformedBody",
+    drf.Throttled: "Http.RateLimited",
+}
+
+
+def problem(
+    *,
+    status: int,
+    code: str,
+    title: str,
+    detail: str | None = None,
+    errors: list[dict[str, str]] | None = None,
+    headers: dict[str, str] | None = None,
+    **extra: Any,
+) -> Response:
+    body: dict[str, Any] = {
+        "type": f"https://cluck.dev/problems/{code}",
+        "title": title,
+        "status": status,
+        "code": code,
+        "detail": detail or title,
+    }
+    if errors is not None:
+        body["errors"] = errors
+    body.update(extra)
+    response = Response(body, status=status, headers=headers, content_type=PROBLEM_CONTENT_TYPE)
+    return response
+
+
+def flatten_validation(detail: Any, prefix: str = "") -> list[dict[str, str]]:
+    """DRF's nested error detail → ``[{field, code, message}]`` (every field, stable order)."""
+    errors: list[dict[str, str]] = []
+    if isinstance(detail, dict):
+        for key, value in detail.items():
+            name = str(key) if key != "non_field_errors" else ""
+            errors.extend(flatten_validation(value, f"{prefix}.{name}" if prefix and name else prefix or name))
+    elif isinstance(detail, list):
+        if all(isinstance(item, drf.ErrorDetail) for item in detail):
+            for item in detail:
+                errors.append({"field": prefix, "code": str(item.code), "message": str(item)})
+        else:
+            for index, item in enumerate(detail):
+                errors.extend(flatten_validation(item, f"{prefix}[{index}]"))
+    elif isinstance(detail, drf.ErrorDetail):
+        errors.append({"field": prefix, "code": str(detail.code), "message": str(detail)})
+    else:
+        errors.append({"field": prefix, "code": "invalid", "message": str(detail)})
+    return errors
+
+
+def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, FieldError):
+        set_rollback()
+        return problem(
+            status=400, code=exc.code, title=exc.message, errors=exc.errors
+        )
+    if isinstance(exc, CluckError):
+        set_rollback()
+        return problem(
+            status=exc.http_status, code=exc.code, title=exc.message, **_public_data(exc)
+        )
+    if isinstance(exc, Ratelimited):
+        return problem(
+            status=429,
+            code="Http.RateLimited",
+            title="Too many requests. Slow down and retry shortly.",
+            headers={"Retry-After": "60"},
+        )
+    if isinstance(exc, Http404):
+        exc = drf.NotFound()
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = drf.PermissionDenied()
+    if isinstance(exc, drf.ValidationError):
+        set_rollback()
+        return problem(
+            status=400,
+            code="Validation.Failed",
+            title="The request is invalid.",
+            errors=flatten_validation(exc.detail),
+        )
+    if isinstance(exc, drf.APIException):
+        set_rollback()
+        headers: dict[str, str] = {}
+        if getattr(exc, "auth_header", None):
+            headers["WWW-Authenticate"] = exc.auth_header  # type: ignore[attr-defined]
+        if isinstance(exc, drf.Throttled) and exc.wait:
+            headers["Retry-After"] = str(int(exc.wait))
+        code = _code_for(exc)
+        status = exc.status_code
+        if isinstance(exc, (drf.NotAuthenticated, drf.AuthenticationFailed)):
+            status = 401
+            headers.setdefault("WWW-Authenticate", 'Bearer realm="cluck"')
+        detail = exc.detail if isinstance(exc.detail, str) else str(exc.detail)
+        return problem(status=status, code=code, title=str(detail), headers=headers or None)
+    return None
+
+
+def _code_for(exc: drf.APIException) -> str:
+    default = getattr(type(exc), "default_code", "")
+    if isinstance(default, str) and "." in default:
+        return default
+    for cls, code in _DRF_CODES.items():
+        if isinstance(exc, cls):
+            return code
+    return "Http.Error"
+
+
+def _public_data(exc: CluckError) -> dict[str, Any]:
+    return {key: value for key, value in exc.data.items() if not key.startswith("_")}

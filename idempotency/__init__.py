@@ -1,0 +1,1 @@
+"""``idempotency``: one claim → execute → publish port (placeholder; being built)."""

@@ -1,0 +1,1 @@
+"""``mcp_tools``: stateless MCP on /mcp (placeholder; being built)."""

@@ -1,0 +1,216 @@
+"""REST endpoints of ``tenancy``: login, logout, me, personal access tokens."""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from django.contrib.auth import authenticate
+from django.db import transaction
+from django.utils import timezone
+from django.utils.decorators import method_decorator
+from django_ratelimit.decorators import ratelimit
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers, status
+from rest_framework.permissions import AllowAny
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from tenancy import conf
+from tenancy.exceptions import (
+    FarmSuspendedError,
+    InvalidCredentialsError,
+    TokenNotFoundError,
+    UnknownFarmCodeError,
+)
+from tenancy.markers import accepts_superseded_credentials, ignores_ambient_credentials
+from tenancy.models import AccessToken, Membership
+from tenancy.permissions import IsTenantMember, request_actor
+from tenancy.tokens import digest, issue_session_token, issue_token, revoke_token
+
+def _tenant_model() -> Any:
+    from django.apps import apps
+
+    return apps.get_model(conf.get("TENANT_MODEL"))
+
+
+class LoginInputSerializer(serializers.Serializer[Any]):
+    farmCode = serializers.CharField(max_length=64)
+    email = serializers.EmailField(max_length=254)
+    password = serializers.CharField(max_length=256, trim_whitespace=False)
+
+
+class TokenOutputSerializer(serializers.Serializer[Any]):
+    accessToken = serializers.CharField()
+    accessTokenExpiry = serializers.DateTimeField()
+    tokenType = serializers.CharField()
+
+
+@ignores_ambient_credentials
+@method_decorator(
+    ratelimit(key="ip", rate=lambda group, request: conf.get("LOGIN_RATE"), block=True),
+    name="post",
+)
+class LoginApi(APIView):
+    authentication_classes: list[Any] = []
+    permission_classes = [AllowAny]
+
+    @extend_schema(
+        request=LoginInputSerializer,
+        responses={200: TokenOutputSerializer},
+        auth=[],
+        summary="Exchange farm code, email and password for a short-lived bearer token.",
+    )
+    def post(self, request: Request) -> Response:
+        data = LoginInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        code_field = conf.get("TENANT_CODE_FIELD")
+        code = data.validated_data["farmCode"].strip().lower()
+        farm = _tenant_model()._default_manager.filter(**{code_field: code}).first()
+        if farm is None:
+            raise UnknownFarmCodeError()
+        if not getattr(farm, conf.get("TENANT_ACTIVE_FIELD")):
+            raise FarmSuspendedError()
+        email = data.validated_data["email"].strip().lower()
+        user = authenticate(
+            request._request, username=email, password=data.validated_data["password"]
+        )
+        if user is None:
+            raise InvalidCredentialsError()
+        membership = Membership.objects.filter(
+            user=user, tenant=farm, disabled_at__isnull=True
+        ).first()
+        if membership is None:
+            raise InvalidCredentialsError()
+        token, raw = issue_session_token(membership=membership)
+        body = {"accessToken": raw, "accessTokenExpiry": token.expires_at, "tokenType": "Bearer"}
+        return Response(TokenOutputSerializer(body).data)
+
+
+@accepts_superseded_credentials
+class LogoutApi(APIView):
+    authentication_classes: list[Any] = []
+    permission_classes = [AllowAny]
+
+    @extend_schema(request=None, responses={204: None}, summary="Revoke the presented token.")
+    def post(self, request: Request) -> Response:
+        header = request.headers.get("Authorization", "")
+        scheme, _, raw = header.partition(" ")
+        if scheme.lower() == "bearer" and raw.strip():
+            token = AccessToken.objects.filter(digest=digest(raw.strip())).first()
+            if token is not None:
+                revoke_token(token)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+
+
+class MeOutputSerializer(serializers.Serializer[Any]):
+    userId = serializers.IntegerField()
+    email = serializers.EmailField()
+    farmCode = serializers.CharField()
+    farmName = serializers.CharField()
+    role = serializers.CharField()
+    flockRestricted = serializers.BooleanField()
+    assignedFlockIds = serializers.ListField(child=serializers.IntegerField())
+
+
+class MeApi(APIView):
+    permission_classes = [IsTenantMember]
+
+    @extend_schema(responses={200: MeOutputSerializer}, summary="Who am I, in which farm.")
+    def get(self, request: Request) -> Response:
+        actor = request_actor(request)
+        tenant = request._request.tenant.instance  # type: ignore[attr-defined]
+        scope = request._request.flock_scope  # type: ignore[attr-defined]
+        body = {
+            "userId": actor.user_id,
+            "email": actor.email,
+            "farmCode": getattr(tenant, conf.get("TENANT_CODE_FIELD")),
+            "farmName": str(getattr(tenant, "name", tenant)),
+            "role": actor.role.label,
+            "flockRestricted": not scope.is_unrestricted,
+            "assignedFlockIds": sorted(scope.assigned_flock_ids),
+        }
+        return Response(MeOutputSerializer(body).data)
+
+
+class TokenCreateInputSerializer(serializers.Serializer[Any]):
+    name = serializers.CharField(max_length=100)
+    expiresInDays = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+
+    def validate_expiresInDays(self, value: int | None) -> int | None:
+        limit = conf.get("PERSONAL_TOKEN_MAX_DAYS")
+        if value is not None and value > limit:
+            raise serializers.ValidationError(f"Ensure this value is at most {limit}.")
+        return value
+
+
+class TokenSerializer(serializers.ModelSerializer[AccessToken]):
+    expiresAt = serializers.DateTimeField(source="expires_at", allow_null=True)
+    createdAt = serializers.DateTimeField(source="created_at")
+    lastUsedAt = serializers.DateTimeField(source="last_used_at", allow_null=True)
+    revokedAt = serializers.DateTimeField(source="revoked_at", allow_null=True)
+
+    class Meta:
+        model = AccessToken
+        fields = ["id", "name", "kind", "prefix", "createdAt", "expiresAt", "lastUsedAt", "revokedAt"]
+
+
+class TokenCreatedSerializer(TokenSerializer):
+    token = serializers.CharField()
+
+    class Meta(TokenSerializer.Meta):
+        fields = [*TokenSerializer.Meta.fields, "token"]
+
+
+class TokenListSerializer(serializers.Serializer[Any]):
+    items = TokenSerializer(many=True)
+    complete = serializers.BooleanField()
+
+
+class TokenListCreateApi(APIView):
+    permission_classes = [IsTenantMember]
+
+    @extend_schema(responses={200: TokenListSerializer}, summary="My personal access tokens.")
+    def get(self, request: Request) -> Response:
+        actor = request_actor(request)
+        tokens = list(
+            AccessToken.objects.filter(
+                membership_id=actor.membership_id, kind=AccessToken.Kind.PERSONAL
+            ).order_by("-created_at", "-id")[:501]
+        )
+        body = {"items": tokens[:500], "complete": len(tokens) <= 500}
+        return Response(TokenListSerializer(body).data)
+
+    @extend_schema(
+        request=TokenCreateInputSerializer,
+        responses={201: TokenCreatedSerializer},
+        summary="Create a personal access token for this farm (the secret is shown once).",
+    )
+    def post(self, request: Request) -> Response:
+        data = TokenCreateInputSerializer(data=request.data)
+        data.is_valid(raise_exception=True)
+        actor = request_actor(request)
+        days = data.validated_data.get("expiresInDays")
+        expires_at = timezone.now() + timedelta(days=days) if days else None
+        membership = Membership.objects.get(pk=actor.membership_id)
+        with transaction.atomic():
+            token, raw = issue_token(
+                membership=membership, name=data.validated_data["name"], expires_at=expires_at
+            )
+        token.token = raw  # type: ignore[attr-defined]
+        return Response(TokenCreatedSerializer(token).data, status=status.HTTP_201_CREATED)
+
+
+class TokenRevokeApi(APIView):
+    permission_classes = [IsTenantMember]
+
+    @extend_schema(request=None, responses={204: None}, summary="Revoke one of my tokens.")
+    def delete(self, request: Request, token_id: int) -> Response:
+        actor = request_actor(request)
+        token = AccessToken.objects.filter(pk=token_id, membership_id=actor.membership_id).first()
+        if token is None:
+            raise TokenNotFoundError()
+        revoke_token(token)
+        return Response(status=status.HTTP_204_NO_CONTENT)
+

@@ -1,0 +1,10 @@
+from django.apps import AppConfig
+
+
+class TenancyConfig(AppConfig):
+    name = "tenancy"
+    verbose_name = "Tenancy"
+    default_auto_field = "django.db.models.BigAutoField"
+
+    def ready(self) -> None:
+        from tenancy import checks, signals  # noqa: F401

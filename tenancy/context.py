@@ -1,0 +1,189 @@
+"""Request-scoped identity: tenant, actor and flock scope.
+
+Each value is *single-assignment*: resolving again with the same value is a no-op (so defensive
+callers are not order-dependent), resolving with a different value raises ``ReassignmentError``
+and leaves the original intact. Everything downstream reads these lazily, so re-pointing one
+mid-request would change the meaning of work already done.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from tenancy.exceptions import ReassignmentError
+from tenancy.roles import Role
+
+
+class TenantContext:
+    """The tenant (farm/account) a request acts in. Unresolved until the middleware says so."""
+
+    __slots__ = ("_instance", "_is_resolved")
+
+    def __init__(self) -> None:
+        self._instance: Any = None
+        self._is_resolved = False
+
+    @property
+    def is_resolved(self) -> bool:
+        return self._is_resolved
+
+    @property
+    def id(self) -> Any:
+        return self._instance.pk if self._instance is not None else None
+
+    @property
+    def instance(self) -> Any:
+        """The tenant model instance (``TENANCY_TENANT_MODEL``), or ``None`` while unresolved."""
+        return self._instance
+
+    def resolve(self, tenant: Any) -> None:
+        if tenant is None or getattr(tenant, "pk", None) is None:
+            raise ValueError("a tenant must be a saved model instance")
+        if self._is_resolved:
+            if self._instance.pk == tenant.pk:
+                return
+            raise ReassignmentError(
+                f"tenant already resolved to {self._instance.pk!r}; refusing {tenant.pk!r}"
+            )
+        self._instance = tenant
+        self._is_resolved = True
+
+    def __repr__(self) -> str:
+        return f"<TenantContext resolved={self._is_resolved} id={self.id!r}>"
+
+
+class ActorContext:
+    """Who is calling: a person (user + membership + effective role) or the system actor."""
+
+    __slots__ = (
+        "_is_resolved",
+        "user",
+        "user_id",
+        "email",
+        "roles",
+        "role",
+        "membership_id",
+        "token_id",
+        "is_system",
+        "label",
+    )
+
+    def __init__(self) -> None:
+        self._is_resolved = False
+        self.user: Any = None
+        self.user_id: int | None = None
+        self.email = ""
+        self.roles: tuple[str, ...] = ()
+        self.role = Role.WORKER
+        self.membership_id: int | None = None
+        self.token_id: int | None = None
+        self.is_system = False
+        self.label = ""
+
+    @property
+    def is_resolved(self) -> bool:
+        return self._is_resolved
+
+    def _identity(self) -> tuple[Any, ...]:
+        return (self.user_id, self.membership_id, self.roles, self.is_system, self.label)
+
+    def resolve(
+        self,
+        *,
+        user: Any,
+        membership_id: int,
+        roles: tuple[str, ...],
+        role: Role,
+        token_id: int | None = None,
+    ) -> None:
+        """Resolve to a real person. ``user`` must be a saved user instance."""
+        if user is None or user.pk is None:
+            raise ValueError("a person actor needs a saved user")
+        candidate = (user.pk, membership_id, tuple(roles), False, "")
+        if self._is_resolved:
+            if self._identity() == candidate:
+                return
+            raise ReassignmentError("actor already resolved to a different principal")
+        self.user = user
+        self.user_id = user.pk
+        self.email = user.email
+        self.roles = tuple(roles)
+        self.role = role
+        self.membership_id = membership_id
+        self.token_id = token_id
+        self.is_system = False
+        self._is_resolved = True
+
+    def resolve_system(self, label: str) -> None:
+        """Resolve as the system actor (management commands). It has no user and no roles.
+
+        Hazard: no roles means effective role Worker with zero assignments, i.e. farm-wide flock
+        reach; this is why network channels refuse a system actor.
+        """
+        if not label:
+            raise ValueError("a system actor needs a label such as 'cli:seed_demo'")
+        candidate = (None, None, (), True, label)
+        if self._is_resolved:
+            if self._identity() == candidate:
+                return
+            raise ReassignmentError("actor already resolved to a different principal")
+        self.user_id = None
+        self.email = label
+        self.roles = ()
+        self.role = Role.WORKER
+        self.is_system = True
+        self.label = label
+        self._is_resolved = True
+
+    def __repr__(self) -> str:
+        return (
+            f"<ActorContext resolved={self._is_resolved} user_id={self.user_id!r} "
+            f"role={self.role.label} system={self.is_system}>"
+        )
+
+
+class FlockScope:
+    """Which flocks the actor may touch.
+
+    ``is_unrestricted`` defaults to True *while unresolved* so seeders, commands and hand-built
+    contexts keep farm-wide reads. That default is exactly why anything security-relevant must
+    check ``is_resolved`` and never ``is_unrestricted``.
+    """
+
+    __slots__ = ("_is_resolved", "_is_unrestricted", "_assigned_flock_ids")
+
+    def __init__(self) -> None:
+        self._is_resolved = False
+        self._is_unrestricted = True
+        self._assigned_flock_ids: frozenset[Any] = frozenset()
+
+    @property
+    def is_resolved(self) -> bool:
+        return self._is_resolved
+
+    @property
+    def is_unrestricted(self) -> bool:
+        return self._is_unrestricted
+
+    @property
+    def assigned_flock_ids(self) -> frozenset[Any]:
+        return self._assigned_flock_ids
+
+    def resolve(self, *, unrestricted: bool, flock_ids: frozenset[Any] = frozenset()) -> None:
+        ids = frozenset() if unrestricted else frozenset(flock_ids)
+        if self._is_resolved:
+            if (self._is_unrestricted, self._assigned_flock_ids) == (unrestricted, ids):
+                return
+            raise ReassignmentError("flock scope already resolved to a different value")
+        self._is_unrestricted = unrestricted
+        self._assigned_flock_ids = ids
+        self._is_resolved = True
+
+    def allows(self, flock_id: Any) -> bool:
+        return self._is_unrestricted or flock_id in self._assigned_flock_ids
+
+    def __repr__(self) -> str:
+        return (
+            f"<FlockScope resolved={self._is_resolved} unrestricted={self._is_unrestricted} "
+            f"flocks={sorted(self._assigned_flock_ids)!r}>"
+        )

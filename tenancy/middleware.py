@@ -1,0 +1,103 @@
+"""Resolve tenant, actor and flock scope once per request from a bearer token.
+
+Runs after Django's auth middleware and before ``idempotency``. On every request it attaches
+unresolved ``request.tenant``, ``request.actor`` and ``request.flock_scope``; a valid bearer
+resolves all three. An invalid one is answered here with 401 and
+``WWW-Authenticate: Bearer error="invalid_token"`` before any view runs.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from django.http import HttpRequest, HttpResponse
+from django.utils.deprecation import MiddlewareMixin
+from django.utils.module_loading import import_string
+
+from tenancy import conf
+from tenancy.context import ActorContext, FlockScope, TenantContext
+from tenancy.exceptions import AuthenticationFailedError, CredentialsSupersededError
+from tenancy.markers import (
+    ACCEPTS_SUPERSEDED_CREDENTIALS,
+    IGNORES_AMBIENT_CREDENTIALS,
+    has_marker,
+)
+from tenancy.problems import problem_response
+from tenancy.tokens import check_token
+
+security_logger = logging.getLogger("cluck.security.tenancy")
+
+
+def invalid_token_response(error: AuthenticationFailedError) -> HttpResponse:
+    return problem_response(
+        status=401,
+        code=str(error.default_code),
+        title=str(error.default_detail),
+        headers={
+            "WWW-Authenticate": (
+                f'Bearer error="invalid_token", error_description="{error.default_code}"'
+            )
+        },
+    )
+
+
+def resolve_flock_scope(tenant: TenantContext, actor: ActorContext, scope: FlockScope) -> None:
+    """Resolve ``scope`` through the configured domain resolver (``TENANCY_FLOCK_SCOPE_RESOLVER``).
+
+    The resolver returns ``(unrestricted, flock_ids)``; tenancy never imports the domain.
+    """
+    path = conf.get("FLOCK_SCOPE_RESOLVER")
+    if path is None:
+        scope.resolve(unrestricted=True)
+        return
+    resolver: Callable[..., tuple[bool, frozenset[Any]]] = import_string(path)
+    unrestricted, flock_ids = resolver(tenant=tenant, actor=actor)
+    scope.resolve(unrestricted=unrestricted, flock_ids=frozenset(flock_ids))
+
+
+class TenancyMiddleware(MiddlewareMixin):
+    def process_request(self, request: HttpRequest) -> None:
+        request.tenant = TenantContext()  # type: ignore[attr-defined]
+        request.actor = ActorContext()  # type: ignore[attr-defined]
+        request.flock_scope = FlockScope()  # type: ignore[attr-defined]
+
+    def process_view(
+        self,
+        request: HttpRequest,
+        view_func: Callable[..., Any],
+        view_args: Any,
+        view_kwargs: Any,
+    ) -> HttpResponse | None:
+        if has_marker(view_func, IGNORES_AMBIENT_CREDENTIALS):
+            return None
+        header = request.headers.get("Authorization")
+        if header is None:
+            return None
+        scheme, _, raw = header.partition(" ")
+        if scheme.lower() != "bearer" or not raw.strip():
+            return invalid_token_response(AuthenticationFailedError())
+        try:
+            token = check_token(raw.strip())
+        except CredentialsSupersededError as error:
+            if not has_marker(view_func, ACCEPTS_SUPERSEDED_CREDENTIALS):
+                security_logger.info("superseded token refused", extra={"path": request.path})
+                return invalid_token_response(error)
+            return None
+        except AuthenticationFailedError as error:
+            security_logger.info("bearer refused: %s", error.default_code)
+            return invalid_token_response(error)
+        membership = token.membership
+        tenant: TenantContext = request.tenant  # type: ignore[attr-defined]
+        actor: ActorContext = request.actor  # type: ignore[attr-defined]
+        tenant.resolve(membership.tenant)
+        actor.resolve(
+            user=membership.user,
+            membership_id=membership.pk,
+            roles=tuple(membership.roles),
+            role=membership.effective_role,
+            token_id=token.pk,
+        )
+        resolve_flock_scope(tenant, actor, request.flock_scope)  # type: ignore[attr-defined]
+        return None

@@ -1,0 +1,120 @@
+"""Bearer tokens: format, issuing, and the per-request check.
+
+A token is ``ck_pat_<43 url-safe chars>`` (personal) or ``ck_ses_<...>`` (login session): a
+recognisable prefix for secret scanners plus 256 random bits. Only the SHA-256 digest is stored.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+from datetime import timedelta
+
+from django.db import transaction
+from django.utils import timezone
+
+from tenancy import conf
+from tenancy.exceptions import (
+    AccountDisabledError,
+    AuthenticationFailedError,
+    CredentialsSupersededError,
+    FarmSuspendedError,
+)
+from tenancy.models import AccessToken, Membership
+
+PREFIXES = {AccessToken.Kind.PERSONAL: "ck_pat_", AccessToken.Kind.SESSION: "ck_ses_"}
+_TOKEN_RE = re.compile(r"^ck_(pat|ses)_[A-Za-z0-9_-]{43}$")
+_SHOWN_CHARS = 12
+
+
+def digest(raw: str) -> str:
+    return hashlib.sha256(raw.encode("utf-8")).hexdigest()
+
+
+def looks_like_token(raw: str) -> bool:
+    """Cheap format check done before any hashing or database work."""
+    return bool(_TOKEN_RE.match(raw))
+
+
+def issue_token(
+    *,
+    membership: Membership,
+    name: str,
+    kind: str = AccessToken.Kind.PERSONAL,
+    expires_at: timezone.datetime | None = None,
+) -> tuple[AccessToken, str]:
+    """Create a token for ``membership``; returns the row and the raw secret (shown once)."""
+    raw = PREFIXES[AccessToken.Kind(kind)] + secrets.token_urlsafe(32)
+    token = AccessToken.objects.create(
+        membership=membership,
+        kind=kind,
+        name=name,
+        prefix=raw[:_SHOWN_CHARS],
+        digest=digest(raw),
+        credential_epoch=membership.credential_epoch,
+        expires_at=expires_at,
+    )
+    return token, raw
+
+
+def issue_session_token(*, membership: Membership) -> tuple[AccessToken, str]:
+    minutes = conf.get("SESSION_TOKEN_MINUTES")
+    return issue_token(
+        membership=membership,
+        name="login session",
+        kind=AccessToken.Kind.SESSION,
+        expires_at=timezone.now() + timedelta(minutes=minutes),
+    )
+
+
+def check_token(raw: str) -> AccessToken:
+    """Return the live token for ``raw`` or raise an ``AuthenticationFailedError`` subclass.
+
+    One fresh, uncached read of token + membership + user + tenant: role changes, password
+    changes, suspension and revocation take effect on the very next request.
+    """
+    if not looks_like_token(raw):
+        raise AuthenticationFailedError()
+    try:
+        token = AccessToken.objects.select_related(
+            "membership", "membership__user", "membership__tenant"
+        ).get(digest=digest(raw))
+    except AccessToken.DoesNotExist:
+        raise AuthenticationFailedError() from None
+    now = timezone.now()
+    if token.revoked_at is not None or (token.expires_at is not None and token.expires_at <= now):
+        raise AuthenticationFailedError()
+    membership = token.membership
+    if token.credential_epoch != membership.credential_epoch:
+        raise CredentialsSupersededError()
+    if membership.disabled_at is not None or not membership.user.is_active:
+        raise AccountDisabledError()
+    if not getattr(membership.tenant, conf.get("TENANT_ACTIVE_FIELD")):
+        raise FarmSuspendedError()
+    _touch(token, now)
+    return token
+
+
+def _touch(token: AccessToken, now: timezone.datetime) -> None:
+    resolution = timedelta(seconds=conf.get("TOKEN_LAST_USED_RESOLUTION_SECONDS"))
+    if token.last_used_at is None or now - token.last_used_at >= resolution:
+        AccessToken.objects.filter(pk=token.pk).update(last_used_at=now)
+        token.last_used_at = now
+
+
+def revoke_token(token: AccessToken) -> None:
+    if token.revoked_at is None:
+        AccessToken.objects.filter(pk=token.pk, revoked_at__isnull=True).update(
+            revoked_at=timezone.now()
+        )
+        token.refresh_from_db(fields=["revoked_at"])
+
+
+@transaction.atomic
+def bump_credential_epoch(membership: Membership) -> None:
+    """Invalidate every token issued for ``membership`` so far."""
+    from django.db.models import F
+
+    Membership.objects.filter(pk=membership.pk).update(credential_epoch=F("credential_epoch") + 1)
+    membership.refresh_from_db(fields=["credential_epoch"])

