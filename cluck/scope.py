@@ -12,7 +12,9 @@ from typing import Any
 from tenancy import ActorContext, Role, TenantContext
 
 
-def resolve_flock_scope(*, tenant: TenantContext, actor: ActorContext) -> tuple[bool, frozenset[Any]]:
+def resolve_flock_scope(
+    *, tenant: TenantContext, actor: ActorContext
+) -> tuple[bool, frozenset[Any]]:
     from cluck.models import WorkerAssignment
 
     if not actor.is_resolved or actor.role is not Role.WORKER or actor.is_system:

@@ -35,7 +35,9 @@ def _env_list(name: str, default: list[str]) -> list[str]:
 
 DEBUG = _env_bool("DEBUG", False)
 # The development default is only usable on a loopback server; production sets SECRET_KEY.
-SECRET_KEY = os.environ.get("SECRET_KEY", "cluck-dev-insecure-key-change-me-in-production-0123456789")
+SECRET_KEY = os.environ.get(
+    "SECRET_KEY", "cluck-dev-insecure-key-change-me-in-production-0123456789"
+)
 ALLOWED_HOSTS = _env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
 
 INSTALLED_APPS = [
@@ -67,6 +69,9 @@ MIDDLEWARE = [
     "tenancy.middleware.TenancyMiddleware",
     "idempotency.middleware.IdempotencyMiddleware",
 ]
+
+# Test-only apps (tests/testapps/*) are added by the test harness through these two variables.
+CLUCK_EXTRA_URLCONFS = _env_list("CLUCK_EXTRA_URLCONFS", [])
 
 ROOT_URLCONF = "cluck.urls"
 WSGI_APPLICATION = "cluck.wsgi.application"
@@ -105,7 +110,12 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # Redis (or anything django-cache-url style) through CACHE_URL.
 _cache_url = os.environ.get("CACHE_URL")
 if _cache_url and _cache_url.startswith(("redis://", "rediss://")):
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": _cache_url}}
+    CACHES = {
+        "default": {
+            "BACKEND": "django.core.cache.backends.redis.RedisCache",
+            "LOCATION": _cache_url,
+        }
+    }
 else:
     CACHES = {
         "default": {

@@ -1,5 +1,6 @@
 """URL configuration. Route names are interfaces (MCP parity checks key on them)."""
 
+from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
@@ -11,9 +12,7 @@ auth_patterns = [
     path("auth/logout/", tenancy_api.LogoutApi.as_view(), name="auth-logout"),
     path("me/", tenancy_api.MeApi.as_view(), name="me"),
     path("me/tokens/", tenancy_api.TokenListCreateApi.as_view(), name="me-token-list"),
-    path(
-        "me/tokens/<int:token_id>/", tenancy_api.TokenRevokeApi.as_view(), name="me-token-revoke"
-    ),
+    path("me/tokens/<int:token_id>/", tenancy_api.TokenRevokeApi.as_view(), name="me-token-revoke"),
 ]
 
 urlpatterns = [
@@ -24,3 +23,5 @@ urlpatterns = [
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
 ]
+
+urlpatterns += [path("", include(module)) for module in settings.CLUCK_EXTRA_URLCONFS]

@@ -13,6 +13,14 @@ class MembershipAdmin(admin.ModelAdmin[Membership]):
 
 @admin.register(AccessToken)
 class AccessTokenAdmin(admin.ModelAdmin[AccessToken]):
-    list_display = ("name", "prefix", "kind", "membership", "created_at", "expires_at", "revoked_at")
+    list_display = (
+        "name",
+        "prefix",
+        "kind",
+        "membership",
+        "created_at",
+        "expires_at",
+        "revoked_at",
+    )
     list_filter = ("kind",)
     readonly_fields = ("digest", "prefix", "credential_epoch", "last_used_at")

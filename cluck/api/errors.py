@@ -62,7 +62,9 @@ def flatten_validation(detail: Any, prefix: str = "") -> list[dict[str, str]]:
     if isinstance(detail, dict):
         for key, value in detail.items():
             name = str(key) if key != "non_field_errors" else ""
-            errors.extend(flatten_validation(value, f"{prefix}.{name}" if prefix and name else prefix or name))
+            errors.extend(
+                flatten_validation(value, f"{prefix}.{name}" if prefix and name else prefix or name)
+            )
     elif isinstance(detail, list):
         if all(isinstance(item, drf.ErrorDetail) for item in detail):
             for item in detail:
@@ -80,9 +82,7 @@ def flatten_validation(detail: Any, prefix: str = "") -> list[dict[str, str]]:
 def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
     if isinstance(exc, FieldError):
         set_rollback()
-        return problem(
-            status=400, code=exc.code, title=exc.message, errors=exc.errors
-        )
+        return problem(status=400, code=exc.code, title=exc.message, errors=exc.errors)
     if isinstance(exc, CluckError):
         set_rollback()
         return problem(

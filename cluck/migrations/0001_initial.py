@@ -9,7 +9,6 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
@@ -18,347 +17,761 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='DailyEntry',
+            name="DailyEntry",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('date', models.DateField()),
-                ('status', models.CharField(choices=[('Draft', 'Draft'), ('Submitted', 'Submitted'), ('Locked', 'Locked'), ('ManagerAdjusted', 'Manager Adjusted'), ('Voided', 'Voided')], default='Draft', max_length=16)),
-                ('total_eggs', models.BigIntegerField(default=0)),
-                ('cracked_eggs', models.BigIntegerField(default=0)),
-                ('dirty_eggs', models.BigIntegerField(default=0)),
-                ('discarded_eggs', models.BigIntegerField(default=0)),
-                ('mortality_count', models.BigIntegerField(default=0)),
-                ('version', models.PositiveIntegerField(default=1)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('updated_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('submitted_at', models.DateTimeField(blank=True, null=True)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("date", models.DateField()),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("Draft", "Draft"),
+                            ("Submitted", "Submitted"),
+                            ("Locked", "Locked"),
+                            ("ManagerAdjusted", "Manager Adjusted"),
+                            ("Voided", "Voided"),
+                        ],
+                        default="Draft",
+                        max_length=16,
+                    ),
+                ),
+                ("total_eggs", models.BigIntegerField(default=0)),
+                ("cracked_eggs", models.BigIntegerField(default=0)),
+                ("dirty_eggs", models.BigIntegerField(default=0)),
+                ("discarded_eggs", models.BigIntegerField(default=0)),
+                ("mortality_count", models.BigIntegerField(default=0)),
+                ("version", models.PositiveIntegerField(default=1)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("updated_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("submitted_at", models.DateTimeField(blank=True, null=True)),
             ],
             options={
-                'abstract': False,
-                'base_manager_name': 'all_tenants',
-                'default_manager_name': 'all_tenants',
+                "abstract": False,
+                "base_manager_name": "all_tenants",
+                "default_manager_name": "all_tenants",
             },
             managers=[
-                ('all_tenants', django.db.models.manager.Manager()),
+                ("all_tenants", django.db.models.manager.Manager()),
             ],
         ),
         migrations.CreateModel(
-            name='EggGrade',
+            name="EggGrade",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=50)),
-                ('grade_type', models.CharField(choices=[('Size', 'Size'), ('Quality', 'Quality'), ('Custom', 'Custom')], max_length=16)),
-                ('kind', models.CharField(choices=[('Manual', 'Manual'), ('Cracked', 'Cracked'), ('Dirty', 'Dirty')], default='Manual', max_length=16)),
-                ('sort_order', models.PositiveSmallIntegerField(default=0)),
-                ('is_saleable', models.BooleanField(default=True)),
-                ('is_active', models.BooleanField(default=True)),
-                ('unit_price_minor', models.BigIntegerField(default=0)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=50)),
+                (
+                    "grade_type",
+                    models.CharField(
+                        choices=[("Size", "Size"), ("Quality", "Quality"), ("Custom", "Custom")],
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[("Manual", "Manual"), ("Cracked", "Cracked"), ("Dirty", "Dirty")],
+                        default="Manual",
+                        max_length=16,
+                    ),
+                ),
+                ("sort_order", models.PositiveSmallIntegerField(default=0)),
+                ("is_saleable", models.BooleanField(default=True)),
+                ("is_active", models.BooleanField(default=True)),
+                ("unit_price_minor", models.BigIntegerField(default=0)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
             ],
             options={
-                'abstract': False,
-                'base_manager_name': 'all_tenants',
-                'default_manager_name': 'all_tenants',
+                "abstract": False,
+                "base_manager_name": "all_tenants",
+                "default_manager_name": "all_tenants",
             },
             managers=[
-                ('all_tenants', django.db.models.manager.Manager()),
+                ("all_tenants", django.db.models.manager.Manager()),
             ],
         ),
         migrations.CreateModel(
-            name='Farm',
+            name="Farm",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=120)),
-                ('code', models.CharField(max_length=40, unique=True, validators=[django.core.validators.RegexValidator('^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$', 'A farm code is 1–40 lower-case letters, digits or inner hyphens.')])),
-                ('currency_code', models.CharField(default='USD', max_length=3)),
-                ('currency_minor_unit', models.PositiveSmallIntegerField(default=2, validators=[django.core.validators.MaxValueValidator(4)])),
-                ('time_zone', models.CharField(default='UTC', max_length=64)),
-                ('is_active', models.BooleanField(default=True)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=120)),
+                (
+                    "code",
+                    models.CharField(
+                        max_length=40,
+                        unique=True,
+                        validators=[
+                            django.core.validators.RegexValidator(
+                                "^[a-z0-9](?:[a-z0-9-]{0,38}[a-z0-9])?$",
+                                "A farm code is 1–40 lower-case letters, digits or inner hyphens.",
+                            )
+                        ],
+                    ),
+                ),
+                ("currency_code", models.CharField(default="USD", max_length=3)),
+                (
+                    "currency_minor_unit",
+                    models.PositiveSmallIntegerField(
+                        default=2, validators=[django.core.validators.MaxValueValidator(4)]
+                    ),
+                ),
+                ("time_zone", models.CharField(default="UTC", max_length=64)),
+                ("is_active", models.BooleanField(default=True)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
             ],
         ),
         migrations.CreateModel(
-            name='DailyEntryGrade',
+            name="DailyEntryGrade",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('quantity', models.BigIntegerField()),
-                ('entry', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='lines', to='cluck.dailyentry')),
-                ('grade', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='cluck.egggrade')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("quantity", models.BigIntegerField()),
+                (
+                    "entry",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="lines",
+                        to="cluck.dailyentry",
+                    ),
+                ),
+                (
+                    "grade",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="cluck.egggrade",
+                    ),
+                ),
             ],
         ),
         migrations.AddField(
-            model_name='dailyentry',
-            name='cracked_grade',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='cluck.egggrade'),
+            model_name="dailyentry",
+            name="cracked_grade",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="+",
+                to="cluck.egggrade",
+            ),
         ),
         migrations.AddField(
-            model_name='dailyentry',
-            name='dirty_grade',
-            field=models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='cluck.egggrade'),
+            model_name="dailyentry",
+            name="dirty_grade",
+            field=models.ForeignKey(
+                blank=True,
+                null=True,
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="+",
+                to="cluck.egggrade",
+            ),
         ),
         migrations.AddField(
-            model_name='egggrade',
-            name='farm',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='cluck.farm'),
+            model_name="egggrade",
+            name="farm",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="+", to="cluck.farm"
+            ),
         ),
         migrations.AddField(
-            model_name='dailyentry',
-            name='farm',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='cluck.farm'),
+            model_name="dailyentry",
+            name="farm",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE, related_name="+", to="cluck.farm"
+            ),
         ),
         migrations.CreateModel(
-            name='Customer',
+            name="Customer",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200)),
-                ('phone', models.CharField(max_length=50)),
-                ('email', models.EmailField(blank=True, max_length=254, null=True)),
-                ('address', models.CharField(blank=True, max_length=500, null=True)),
-                ('note', models.CharField(blank=True, max_length=1000, null=True)),
-                ('version', models.PositiveIntegerField(default=1)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('farm', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='cluck.farm')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=200)),
+                ("phone", models.CharField(max_length=50)),
+                ("email", models.EmailField(blank=True, max_length=254, null=True)),
+                ("address", models.CharField(blank=True, max_length=500, null=True)),
+                ("note", models.CharField(blank=True, max_length=1000, null=True)),
+                ("version", models.PositiveIntegerField(default=1)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "farm",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="cluck.farm",
+                    ),
+                ),
             ],
             options={
-                'abstract': False,
-                'base_manager_name': 'all_tenants',
-                'default_manager_name': 'all_tenants',
+                "abstract": False,
+                "base_manager_name": "all_tenants",
+                "default_manager_name": "all_tenants",
             },
             managers=[
-                ('all_tenants', django.db.models.manager.Manager()),
-            ],
-        ),
-        migrations.CreateModel(
-            name='AuditEvent',
-            fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('occurred_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('actor_label', models.CharField(max_length=256)),
-                ('channel', models.CharField(choices=[('http', 'Http'), ('mcp', 'Mcp'), ('cli', 'Cli')], max_length=8)),
-                ('action', models.CharField(max_length=100)),
-                ('entity_type', models.CharField(max_length=100)),
-                ('entity_id', models.CharField(max_length=64)),
-                ('reason', models.CharField(blank=True, max_length=500, null=True)),
-                ('details', models.JSONField(blank=True, null=True)),
-                ('actor_user', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('farm', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='cluck.farm')),
-            ],
-            options={
-                'abstract': False,
-                'base_manager_name': 'all_tenants',
-                'default_manager_name': 'all_tenants',
-            },
-            managers=[
-                ('all_tenants', django.db.models.manager.Manager()),
+                ("all_tenants", django.db.models.manager.Manager()),
             ],
         ),
         migrations.CreateModel(
-            name='Flock',
+            name="AuditEvent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=200)),
-                ('breed', models.CharField(max_length=100)),
-                ('placement_date', models.DateField()),
-                ('initial_count', models.PositiveIntegerField()),
-                ('status', models.CharField(choices=[('Active', 'Active'), ('Depleted', 'Depleted'), ('Archived', 'Archived')], default='Active', max_length=16)),
-                ('depleted_on', models.DateField(blank=True, null=True)),
-                ('archived_on', models.DateField(blank=True, null=True)),
-                ('version', models.PositiveIntegerField(default=1)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('farm', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='cluck.farm')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("occurred_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("actor_label", models.CharField(max_length=256)),
+                (
+                    "channel",
+                    models.CharField(
+                        choices=[("http", "Http"), ("mcp", "Mcp"), ("cli", "Cli")], max_length=8
+                    ),
+                ),
+                ("action", models.CharField(max_length=100)),
+                ("entity_type", models.CharField(max_length=100)),
+                ("entity_id", models.CharField(max_length=64)),
+                ("reason", models.CharField(blank=True, max_length=500, null=True)),
+                ("details", models.JSONField(blank=True, null=True)),
+                (
+                    "actor_user",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "farm",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="cluck.farm",
+                    ),
+                ),
             ],
             options={
-                'abstract': False,
-                'base_manager_name': 'all_tenants',
-                'default_manager_name': 'all_tenants',
+                "abstract": False,
+                "base_manager_name": "all_tenants",
+                "default_manager_name": "all_tenants",
             },
             managers=[
-                ('all_tenants', django.db.models.manager.Manager()),
+                ("all_tenants", django.db.models.manager.Manager()),
             ],
         ),
         migrations.CreateModel(
-            name='EggLot',
+            name="Flock",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('production_date', models.DateField()),
-                ('quantity_produced', models.BigIntegerField()),
-                ('quantity_available', models.BigIntegerField()),
-                ('restricted_until', models.DateField(blank=True, null=True)),
-                ('version', models.PositiveIntegerField(default=1)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('daily_entry', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='lots', to='cluck.dailyentry')),
-                ('grade', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='lots', to='cluck.egggrade')),
-                ('farm', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='cluck.farm')),
-                ('flock', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='lots', to='cluck.flock')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=200)),
+                ("breed", models.CharField(max_length=100)),
+                ("placement_date", models.DateField()),
+                ("initial_count", models.PositiveIntegerField()),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("Active", "Active"),
+                            ("Depleted", "Depleted"),
+                            ("Archived", "Archived"),
+                        ],
+                        default="Active",
+                        max_length=16,
+                    ),
+                ),
+                ("depleted_on", models.DateField(blank=True, null=True)),
+                ("archived_on", models.DateField(blank=True, null=True)),
+                ("version", models.PositiveIntegerField(default=1)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "farm",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="cluck.farm",
+                    ),
+                ),
             ],
             options={
-                'abstract': False,
-                'base_manager_name': 'all_tenants',
-                'default_manager_name': 'all_tenants',
+                "abstract": False,
+                "base_manager_name": "all_tenants",
+                "default_manager_name": "all_tenants",
             },
             managers=[
-                ('all_tenants', django.db.models.manager.Manager()),
+                ("all_tenants", django.db.models.manager.Manager()),
+            ],
+        ),
+        migrations.CreateModel(
+            name="EggLot",
+            fields=[
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("production_date", models.DateField()),
+                ("quantity_produced", models.BigIntegerField()),
+                ("quantity_available", models.BigIntegerField()),
+                ("restricted_until", models.DateField(blank=True, null=True)),
+                ("version", models.PositiveIntegerField(default=1)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "daily_entry",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="lots",
+                        to="cluck.dailyentry",
+                    ),
+                ),
+                (
+                    "grade",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="lots",
+                        to="cluck.egggrade",
+                    ),
+                ),
+                (
+                    "farm",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="cluck.farm",
+                    ),
+                ),
+                (
+                    "flock",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="lots",
+                        to="cluck.flock",
+                    ),
+                ),
+            ],
+            options={
+                "abstract": False,
+                "base_manager_name": "all_tenants",
+                "default_manager_name": "all_tenants",
+            },
+            managers=[
+                ("all_tenants", django.db.models.manager.Manager()),
             ],
         ),
         migrations.AddField(
-            model_name='dailyentry',
-            name='flock',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='entries', to='cluck.flock'),
+            model_name="dailyentry",
+            name="flock",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT,
+                related_name="entries",
+                to="cluck.flock",
+            ),
         ),
         migrations.CreateModel(
-            name='BirdMovement',
+            name="BirdMovement",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('date', models.DateField()),
-                ('kind', models.CharField(choices=[('Mortality', 'Mortality'), ('Cull', 'Cull'), ('Adjustment', 'Adjustment')], max_length=16)),
-                ('quantity', models.IntegerField()),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('daily_entry', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='cluck.dailyentry')),
-                ('farm', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='cluck.farm')),
-                ('flock', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='movements', to='cluck.flock')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("date", models.DateField()),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("Mortality", "Mortality"),
+                            ("Cull", "Cull"),
+                            ("Adjustment", "Adjustment"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("quantity", models.IntegerField()),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "daily_entry",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to="cluck.dailyentry",
+                    ),
+                ),
+                (
+                    "farm",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="cluck.farm",
+                    ),
+                ),
+                (
+                    "flock",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="movements",
+                        to="cluck.flock",
+                    ),
+                ),
             ],
             options={
-                'abstract': False,
-                'base_manager_name': 'all_tenants',
-                'default_manager_name': 'all_tenants',
+                "abstract": False,
+                "base_manager_name": "all_tenants",
+                "default_manager_name": "all_tenants",
             },
             managers=[
-                ('all_tenants', django.db.models.manager.Manager()),
+                ("all_tenants", django.db.models.manager.Manager()),
             ],
         ),
         migrations.CreateModel(
-            name='House',
+            name="House",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(max_length=100)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('farm', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='cluck.farm')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("name", models.CharField(max_length=100)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "farm",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="cluck.farm",
+                    ),
+                ),
             ],
             options={
-                'abstract': False,
-                'base_manager_name': 'all_tenants',
-                'default_manager_name': 'all_tenants',
+                "abstract": False,
+                "base_manager_name": "all_tenants",
+                "default_manager_name": "all_tenants",
             },
             managers=[
-                ('all_tenants', django.db.models.manager.Manager()),
+                ("all_tenants", django.db.models.manager.Manager()),
             ],
         ),
         migrations.AddField(
-            model_name='flock',
-            name='house',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='flocks', to='cluck.house'),
+            model_name="flock",
+            name="house",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT, related_name="flocks", to="cluck.house"
+            ),
         ),
         migrations.AddField(
-            model_name='dailyentry',
-            name='house',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='cluck.house'),
+            model_name="dailyentry",
+            name="house",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.PROTECT, related_name="+", to="cluck.house"
+            ),
         ),
         migrations.CreateModel(
-            name='SalesOrder',
+            name="SalesOrder",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('reference_number', models.CharField(max_length=32)),
-                ('status', models.CharField(choices=[('Draft', 'Draft'), ('Confirmed', 'Confirmed'), ('Shipped', 'Shipped'), ('Invoiced', 'Invoiced'), ('Cancelled', 'Cancelled'), ('Voided', 'Voided')], default='Draft', max_length=16)),
-                ('order_date', models.DateField()),
-                ('total_minor', models.BigIntegerField(default=0)),
-                ('currency_code', models.CharField(max_length=3)),
-                ('currency_minor_unit', models.PositiveSmallIntegerField()),
-                ('version', models.PositiveIntegerField(default=1)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('confirmed_at', models.DateTimeField(blank=True, null=True)),
-                ('customer', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='orders', to='cluck.customer')),
-                ('farm', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='cluck.farm')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("reference_number", models.CharField(max_length=32)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("Draft", "Draft"),
+                            ("Confirmed", "Confirmed"),
+                            ("Shipped", "Shipped"),
+                            ("Invoiced", "Invoiced"),
+                            ("Cancelled", "Cancelled"),
+                            ("Voided", "Voided"),
+                        ],
+                        default="Draft",
+                        max_length=16,
+                    ),
+                ),
+                ("order_date", models.DateField()),
+                ("total_minor", models.BigIntegerField(default=0)),
+                ("currency_code", models.CharField(max_length=3)),
+                ("currency_minor_unit", models.PositiveSmallIntegerField()),
+                ("version", models.PositiveIntegerField(default=1)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("confirmed_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "customer",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="orders",
+                        to="cluck.customer",
+                    ),
+                ),
+                (
+                    "farm",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="cluck.farm",
+                    ),
+                ),
             ],
             options={
-                'abstract': False,
-                'base_manager_name': 'all_tenants',
-                'default_manager_name': 'all_tenants',
+                "abstract": False,
+                "base_manager_name": "all_tenants",
+                "default_manager_name": "all_tenants",
             },
             managers=[
-                ('all_tenants', django.db.models.manager.Manager()),
+                ("all_tenants", django.db.models.manager.Manager()),
             ],
         ),
         migrations.CreateModel(
-            name='Payment',
+            name="Payment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('payment_date', models.DateField()),
-                ('amount_minor', models.BigIntegerField()),
-                ('currency_code', models.CharField(max_length=3)),
-                ('currency_minor_unit', models.PositiveSmallIntegerField()),
-                ('method', models.CharField(choices=[('Cash', 'Cash'), ('Check', 'Check'), ('Card', 'Card'), ('BankTransfer', 'Bank Transfer'), ('MobilePayment', 'Mobile Payment'), ('Other', 'Other')], max_length=16)),
-                ('reference_number', models.CharField(blank=True, max_length=50, null=True)),
-                ('note', models.CharField(blank=True, max_length=500, null=True)),
-                ('voided', models.BooleanField(default=False)),
-                ('void_reason', models.CharField(blank=True, max_length=500, null=True)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('customer', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='payments', to='cluck.customer')),
-                ('farm', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='cluck.farm')),
-                ('sales_order', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='payments', to='cluck.salesorder')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("payment_date", models.DateField()),
+                ("amount_minor", models.BigIntegerField()),
+                ("currency_code", models.CharField(max_length=3)),
+                ("currency_minor_unit", models.PositiveSmallIntegerField()),
+                (
+                    "method",
+                    models.CharField(
+                        choices=[
+                            ("Cash", "Cash"),
+                            ("Check", "Check"),
+                            ("Card", "Card"),
+                            ("BankTransfer", "Bank Transfer"),
+                            ("MobilePayment", "Mobile Payment"),
+                            ("Other", "Other"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("reference_number", models.CharField(blank=True, max_length=50, null=True)),
+                ("note", models.CharField(blank=True, max_length=500, null=True)),
+                ("voided", models.BooleanField(default=False)),
+                ("void_reason", models.CharField(blank=True, max_length=500, null=True)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "customer",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="payments",
+                        to="cluck.customer",
+                    ),
+                ),
+                (
+                    "farm",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="cluck.farm",
+                    ),
+                ),
+                (
+                    "sales_order",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="payments",
+                        to="cluck.salesorder",
+                    ),
+                ),
             ],
             options={
-                'abstract': False,
-                'base_manager_name': 'all_tenants',
-                'default_manager_name': 'all_tenants',
+                "abstract": False,
+                "base_manager_name": "all_tenants",
+                "default_manager_name": "all_tenants",
             },
             managers=[
-                ('all_tenants', django.db.models.manager.Manager()),
+                ("all_tenants", django.db.models.manager.Manager()),
             ],
         ),
         migrations.CreateModel(
-            name='InventoryMovement',
+            name="InventoryMovement",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('Production', 'Production'), ('Sale', 'Sale'), ('Adjustment', 'Adjustment')], max_length=16)),
-                ('quantity', models.BigIntegerField()),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('farm', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='cluck.farm')),
-                ('lot', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='movements', to='cluck.egglot')),
-                ('sales_order', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='+', to='cluck.salesorder')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("Production", "Production"),
+                            ("Sale", "Sale"),
+                            ("Adjustment", "Adjustment"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("quantity", models.BigIntegerField()),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "farm",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="cluck.farm",
+                    ),
+                ),
+                (
+                    "lot",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="movements",
+                        to="cluck.egglot",
+                    ),
+                ),
+                (
+                    "sales_order",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="cluck.salesorder",
+                    ),
+                ),
             ],
             options={
-                'abstract': False,
-                'base_manager_name': 'all_tenants',
-                'default_manager_name': 'all_tenants',
+                "abstract": False,
+                "base_manager_name": "all_tenants",
+                "default_manager_name": "all_tenants",
             },
             managers=[
-                ('all_tenants', django.db.models.manager.Manager()),
+                ("all_tenants", django.db.models.manager.Manager()),
             ],
         ),
         migrations.CreateModel(
-            name='SalesOrderLine',
+            name="SalesOrderLine",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('quantity', models.BigIntegerField()),
-                ('unit_price_minor', models.BigIntegerField()),
-                ('line_total_minor', models.BigIntegerField()),
-                ('grade', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='cluck.egggrade')),
-                ('order', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='lines', to='cluck.salesorder')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("quantity", models.BigIntegerField()),
+                ("unit_price_minor", models.BigIntegerField()),
+                ("line_total_minor", models.BigIntegerField()),
+                (
+                    "grade",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="+",
+                        to="cluck.egggrade",
+                    ),
+                ),
+                (
+                    "order",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="lines",
+                        to="cluck.salesorder",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='LotAllocation',
+            name="LotAllocation",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('quantity', models.BigIntegerField()),
-                ('lot', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='allocations', to='cluck.egglot')),
-                ('line', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='allocations', to='cluck.salesorderline')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("quantity", models.BigIntegerField()),
+                (
+                    "lot",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="allocations",
+                        to="cluck.egglot",
+                    ),
+                ),
+                (
+                    "line",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="allocations",
+                        to="cluck.salesorderline",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='WorkerAssignment',
+            name="WorkerAssignment",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('farm', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to='cluck.farm')),
-                ('flock', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='cluck.flock')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "farm",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="cluck.farm",
+                    ),
+                ),
+                (
+                    "flock",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to="cluck.flock",
+                    ),
+                ),
             ],
             options={
-                'abstract': False,
-                'base_manager_name': 'all_tenants',
-                'default_manager_name': 'all_tenants',
+                "abstract": False,
+                "base_manager_name": "all_tenants",
+                "default_manager_name": "all_tenants",
             },
             managers=[
-                ('all_tenants', django.db.models.manager.Manager()),
+                ("all_tenants", django.db.models.manager.Manager()),
             ],
         ),
     ]

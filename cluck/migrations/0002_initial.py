@@ -5,98 +5,139 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('cluck', '0001_initial'),
-        ('tenancy', '0001_initial'),
+        ("cluck", "0001_initial"),
+        ("tenancy", "0001_initial"),
     ]
 
     operations = [
         migrations.AddField(
-            model_name='workerassignment',
-            name='membership',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='flock_assignments', to='tenancy.membership'),
+            model_name="workerassignment",
+            name="membership",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="flock_assignments",
+                to="tenancy.membership",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='dailyentrygrade',
-            constraint=models.UniqueConstraint(fields=('entry', 'grade'), name='cluck_entry_grade_unique'),
+            model_name="dailyentrygrade",
+            constraint=models.UniqueConstraint(
+                fields=("entry", "grade"), name="cluck_entry_grade_unique"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='dailyentrygrade',
-            constraint=models.CheckConstraint(condition=models.Q(('quantity__gt', 0)), name='cluck_entry_grade_positive'),
+            model_name="dailyentrygrade",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("quantity__gt", 0)), name="cluck_entry_grade_positive"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='egggrade',
-            constraint=models.UniqueConstraint(fields=('farm', 'name'), name='cluck_grade_name_unique'),
+            model_name="egggrade",
+            constraint=models.UniqueConstraint(
+                fields=("farm", "name"), name="cluck_grade_name_unique"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='egggrade',
-            constraint=models.UniqueConstraint(condition=models.Q(('kind', 'Manual'), _negated=True), fields=('farm', 'kind'), name='cluck_grade_one_counter_kind'),
+            model_name="egggrade",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("kind", "Manual"), _negated=True),
+                fields=("farm", "kind"),
+                name="cluck_grade_one_counter_kind",
+            ),
         ),
         migrations.AddIndex(
-            model_name='customer',
-            index=models.Index(fields=['farm', 'name', 'id'], name='cluck_customer_name'),
+            model_name="customer",
+            index=models.Index(fields=["farm", "name", "id"], name="cluck_customer_name"),
         ),
         migrations.AddIndex(
-            model_name='auditevent',
-            index=models.Index(fields=['farm', 'entity_type', 'entity_id'], name='cluck_audit_entity'),
+            model_name="auditevent",
+            index=models.Index(
+                fields=["farm", "entity_type", "entity_id"], name="cluck_audit_entity"
+            ),
         ),
         migrations.AddIndex(
-            model_name='egglot',
-            index=models.Index(fields=['farm', 'grade', 'production_date', 'id'], name='cluck_lot_fifo'),
+            model_name="egglot",
+            index=models.Index(
+                fields=["farm", "grade", "production_date", "id"], name="cluck_lot_fifo"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='egglot',
-            constraint=models.CheckConstraint(condition=models.Q(('quantity_available__gte', 0), ('quantity_available__lte', models.F('quantity_produced'))), name='cluck_lot_available_in_range'),
+            model_name="egglot",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("quantity_available__gte", 0),
+                    ("quantity_available__lte", models.F("quantity_produced")),
+                ),
+                name="cluck_lot_available_in_range",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='house',
-            constraint=models.UniqueConstraint(fields=('farm', 'name'), name='cluck_house_name_unique'),
+            model_name="house",
+            constraint=models.UniqueConstraint(
+                fields=("farm", "name"), name="cluck_house_name_unique"
+            ),
         ),
         migrations.AddIndex(
-            model_name='flock',
-            index=models.Index(fields=['farm', 'name', 'id'], name='cluck_flock_name'),
+            model_name="flock",
+            index=models.Index(fields=["farm", "name", "id"], name="cluck_flock_name"),
         ),
         migrations.AddConstraint(
-            model_name='flock',
-            constraint=models.CheckConstraint(condition=models.Q(('initial_count__gt', 0)), name='cluck_flock_count_positive'),
+            model_name="flock",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("initial_count__gt", 0)), name="cluck_flock_count_positive"
+            ),
         ),
         migrations.AddIndex(
-            model_name='dailyentry',
-            index=models.Index(fields=['farm', 'date', 'id'], name='cluck_entry_date'),
+            model_name="dailyentry",
+            index=models.Index(fields=["farm", "date", "id"], name="cluck_entry_date"),
         ),
         migrations.AddConstraint(
-            model_name='dailyentry',
-            constraint=models.UniqueConstraint(condition=models.Q(('status', 'Voided'), _negated=True), fields=('farm', 'house', 'flock', 'date'), name='cluck_daily_entry_natural_key'),
+            model_name="dailyentry",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("status", "Voided"), _negated=True),
+                fields=("farm", "house", "flock", "date"),
+                name="cluck_daily_entry_natural_key",
+            ),
         ),
         migrations.AddIndex(
-            model_name='salesorder',
-            index=models.Index(fields=['farm', '-order_date', '-id'], name='cluck_order_recent'),
+            model_name="salesorder",
+            index=models.Index(fields=["farm", "-order_date", "-id"], name="cluck_order_recent"),
         ),
         migrations.AddConstraint(
-            model_name='salesorder',
-            constraint=models.UniqueConstraint(fields=('farm', 'reference_number'), name='cluck_order_reference_unique'),
+            model_name="salesorder",
+            constraint=models.UniqueConstraint(
+                fields=("farm", "reference_number"), name="cluck_order_reference_unique"
+            ),
         ),
         migrations.AddIndex(
-            model_name='payment',
-            index=models.Index(fields=['farm', 'customer'], name='cluck_payment_customer'),
+            model_name="payment",
+            index=models.Index(fields=["farm", "customer"], name="cluck_payment_customer"),
         ),
         migrations.AddConstraint(
-            model_name='payment',
-            constraint=models.CheckConstraint(condition=models.Q(('amount_minor__gt', 0)), name='cluck_payment_positive'),
+            model_name="payment",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("amount_minor__gt", 0)), name="cluck_payment_positive"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='salesorderline',
-            constraint=models.CheckConstraint(condition=models.Q(('quantity__gt', 0)), name='cluck_order_line_qty_positive'),
+            model_name="salesorderline",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("quantity__gt", 0)), name="cluck_order_line_qty_positive"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='salesorderline',
-            constraint=models.CheckConstraint(condition=models.Q(('unit_price_minor__gte', 0)), name='cluck_order_line_price'),
+            model_name="salesorderline",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("unit_price_minor__gte", 0)), name="cluck_order_line_price"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='workerassignment',
-            constraint=models.UniqueConstraint(fields=('membership', 'flock'), name='cluck_assignment_unique'),
+            model_name="workerassignment",
+            constraint=models.UniqueConstraint(
+                fields=("membership", "flock"), name="cluck_assignment_unique"
+            ),
         ),
     ]

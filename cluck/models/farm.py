@@ -60,7 +60,5 @@ class WorkerAssignment(TenantOwned):
 
     class Meta(TenantOwned.Meta):
         constraints = [
-            models.UniqueConstraint(
-                fields=["membership", "flock"], name="cluck_assignment_unique"
-            )
+            models.UniqueConstraint(fields=["membership", "flock"], name="cluck_assignment_unique")
         ]

@@ -7,49 +7,90 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('cluck', '0001_initial'),
+        ("cluck", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Membership',
+            name="Membership",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('roles', models.JSONField(blank=True, default=list)),
-                ('credential_epoch', models.PositiveIntegerField(default=1)),
-                ('disabled_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='memberships', to='cluck.farm')),
-                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='memberships', to=settings.AUTH_USER_MODEL)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("roles", models.JSONField(blank=True, default=list)),
+                ("credential_epoch", models.PositiveIntegerField(default=1)),
+                ("disabled_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                (
+                    "tenant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="memberships",
+                        to="cluck.farm",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="memberships",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='AccessToken',
+            name="AccessToken",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('kind', models.CharField(choices=[('personal', 'Personal access token'), ('session', 'Login session token')], max_length=16)),
-                ('name', models.CharField(max_length=100)),
-                ('prefix', models.CharField(max_length=24)),
-                ('digest', models.CharField(max_length=64, unique=True)),
-                ('credential_epoch', models.PositiveIntegerField()),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('expires_at', models.DateTimeField(blank=True, null=True)),
-                ('last_used_at', models.DateTimeField(blank=True, null=True)),
-                ('revoked_at', models.DateTimeField(blank=True, null=True)),
-                ('membership', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='tokens', to='tenancy.membership')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("personal", "Personal access token"),
+                            ("session", "Login session token"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("name", models.CharField(max_length=100)),
+                ("prefix", models.CharField(max_length=24)),
+                ("digest", models.CharField(max_length=64, unique=True)),
+                ("credential_epoch", models.PositiveIntegerField()),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("expires_at", models.DateTimeField(blank=True, null=True)),
+                ("last_used_at", models.DateTimeField(blank=True, null=True)),
+                ("revoked_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "membership",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="tokens",
+                        to="tenancy.membership",
+                    ),
+                ),
             ],
         ),
         migrations.AddConstraint(
-            model_name='membership',
-            constraint=models.UniqueConstraint(fields=('user', 'tenant'), name='tenancy_membership_unique'),
+            model_name="membership",
+            constraint=models.UniqueConstraint(
+                fields=("user", "tenant"), name="tenancy_membership_unique"
+            ),
         ),
         migrations.AddIndex(
-            model_name='accesstoken',
-            index=models.Index(fields=['membership', 'kind'], name='tenancy_token_member_kind'),
+            model_name="accesstoken",
+            index=models.Index(fields=["membership", "kind"], name="tenancy_token_member_kind"),
         ),
     ]

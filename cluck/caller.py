@@ -1,0 +1,45 @@
+"""``Caller``: who is acting, handed explicitly to every service and selector.
+
+Built once at the edge — from a DRF request (``channel="http"``), from an MCP call context
+(``channel="mcp"``) or for a management command (the system actor, ``channel="cli"``). Services
+never read the request, globals or contextvars.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from tenancy import ActorContext, FlockScope, TenantContext
+
+if TYPE_CHECKING:
+    from cluck.models import Farm
+
+
+@dataclass(frozen=True)
+class Caller:
+    tenant: TenantContext
+    actor: ActorContext
+    scope: FlockScope
+    channel: str
+
+    @property
+    def farm(self) -> Farm:
+        farm: Farm = self.tenant.instance
+        return farm
+
+    @classmethod
+    def from_request(cls, request: Any, *, channel: str = "http") -> Caller:
+        raw = getattr(request, "_request", request)
+        return cls(tenant=raw.tenant, actor=raw.actor, scope=raw.flock_scope, channel=channel)
+
+    @classmethod
+    def system(cls, farm: Farm, *, label: str) -> Caller:
+        """The system actor on ``farm`` (management commands). Farm-wide flock reach."""
+        tenant = TenantContext()
+        tenant.resolve(farm)
+        actor = ActorContext()
+        actor.resolve_system(label)
+        scope = FlockScope()
+        scope.resolve(unrestricted=True)
+        return cls(tenant=tenant, actor=actor, scope=scope, channel="cli")

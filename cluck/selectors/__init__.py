@@ -1,0 +1,1 @@
+"""Reads. Always tenant- and flock-scope-filtered, always bounded in the database."""

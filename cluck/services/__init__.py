@@ -1,0 +1,1 @@
+"""Writes. ``<entity>_<action>(*, caller, ...)``, keyword-only; each owns its transaction."""
