@@ -20,7 +20,7 @@ class AtomicDatabaseCache(DatabaseCache):
         key = self.make_and_validate_key(key, version=version)
         db = router.db_for_write(self.cache_model_class)
         connection = connections[db]
-        table = connection.ops.quote_name(self._table)
+        table = connection.ops.quote_name(self._table)  # type: ignore[attr-defined]
         with transaction.atomic(using=db), connection.cursor() as cursor:
             lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
             cursor.execute(f"SELECT value FROM {table} WHERE cache_key = %s{lock}", [key])

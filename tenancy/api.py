@@ -36,6 +36,13 @@ def _tenant_model() -> Any:
     return apps.get_model(conf.get("TENANT_MODEL"))
 
 
+def _membership_id(request: Request) -> int:
+    membership_id = request_actor(request).membership_id
+    if membership_id is None:  # IsTenantMember admits only resolved people
+        raise TokenNotFoundError()
+    return membership_id
+
+
 class LoginInputSerializer(serializers.Serializer[Any]):
     farmCode = serializers.CharField(max_length=64)
     email = serializers.EmailField(max_length=254)
@@ -183,10 +190,9 @@ class TokenListCreateApi(APIView):
 
     @extend_schema(responses={200: TokenListSerializer}, summary="My personal access tokens.")
     def get(self, request: Request) -> Response:
-        actor = request_actor(request)
         tokens = list(
             AccessToken.objects.filter(
-                membership_id=actor.membership_id, kind=AccessToken.Kind.PERSONAL
+                membership_id=_membership_id(request), kind=AccessToken.Kind.PERSONAL
             ).order_by("-created_at", "-id")[:501]
         )
         body = {"items": tokens[:500], "complete": len(tokens) <= 500}
@@ -200,10 +206,9 @@ class TokenListCreateApi(APIView):
     def post(self, request: Request) -> Response:
         data = TokenCreateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        actor = request_actor(request)
         days = data.validated_data.get("expiresInDays")
         expires_at = timezone.now() + timedelta(days=days) if days else None
-        membership = Membership.objects.get(pk=actor.membership_id)
+        membership = Membership.objects.get(pk=_membership_id(request))
         with transaction.atomic():
             token, raw = issue_token(
                 membership=membership, name=data.validated_data["name"], expires_at=expires_at
@@ -217,8 +222,9 @@ class TokenRevokeApi(APIView):
 
     @extend_schema(request=None, responses={204: None}, summary="Revoke one of my tokens.")
     def delete(self, request: Request, token_id: int) -> Response:
-        actor = request_actor(request)
-        token = AccessToken.objects.filter(pk=token_id, membership_id=actor.membership_id).first()
+        token = AccessToken.objects.filter(
+            pk=token_id, membership_id=_membership_id(request)
+        ).first()
         if token is None:
             raise TokenNotFoundError()
         revoke_token(token)

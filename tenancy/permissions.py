@@ -68,6 +68,6 @@ def admitted_roles(permission_classes: list[type[BasePermission]] | tuple[Any, .
     admitted: set[Role] = set()
     for role in Role:
         request = probe_request(role)
-        if all(cls().has_permission(request, None) for cls in permission_classes):
+        if all(cls().has_permission(request, None) for cls in permission_classes):  # type: ignore[arg-type]
             admitted.add(role)
     return admitted

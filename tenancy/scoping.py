@@ -24,7 +24,7 @@ class TenantScopedQuerySet(models.QuerySet[Any]):
         self._tenancy_cleared = False
 
     def _clone(self) -> Self:
-        clone = super()._clone()
+        clone = super()._clone()  # type: ignore[misc]
         clone._tenancy_cleared = self._tenancy_cleared
         clone.tenant_field = self.tenant_field
         return clone
@@ -49,7 +49,7 @@ class TenantScopedQuerySet(models.QuerySet[Any]):
         """Deliberately cross-tenant (admin, migrations, commands). ``reason`` documents why."""
         if not reason:
             raise ValueError("unscoped() needs a reason")
-        clone = self._chain()
+        clone = self.all()
         clone._tenancy_cleared = True
         return clone
 
@@ -101,7 +101,7 @@ class TenantScopedManager(models.Manager[Any]):
         return super().deconstruct()
 
     def get_queryset(self) -> TenantScopedQuerySet:
-        qs = TenantScopedQuerySet(model=self.model, using=self._db, hints=self._hints)
+        qs = TenantScopedQuerySet(model=self.model, using=self._db, hints=self._hints)  # type: ignore[attr-defined]
         qs.tenant_field = self.tenant_field
         return qs
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 import hashlib
 import re
 import secrets
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.db import transaction
 from django.utils import timezone
@@ -42,7 +42,7 @@ def issue_token(
     membership: Membership,
     name: str,
     kind: str = AccessToken.Kind.PERSONAL,
-    expires_at: timezone.datetime | None = None,
+    expires_at: datetime | None = None,
 ) -> tuple[AccessToken, str]:
     """Create a token for ``membership``; returns the row and the raw secret (shown once)."""
     raw = PREFIXES[AccessToken.Kind(kind)] + secrets.token_urlsafe(32)
@@ -96,7 +96,7 @@ def check_token(raw: str) -> AccessToken:
     return token
 
 
-def _touch(token: AccessToken, now: timezone.datetime) -> None:
+def _touch(token: AccessToken, now: datetime) -> None:
     resolution = timedelta(seconds=conf.get("TOKEN_LAST_USED_RESOLUTION_SECONDS"))
     if token.last_used_at is None or now - token.last_used_at >= resolution:
         AccessToken.objects.filter(pk=token.pk).update(last_used_at=now)

@@ -112,8 +112,9 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
         headers: dict[str, str] = {}
         if getattr(exc, "auth_header", None):
             headers["WWW-Authenticate"] = exc.auth_header  # type: ignore[attr-defined]
-        if isinstance(exc, drf.Throttled) and exc.wait:
-            headers["Retry-After"] = str(int(exc.wait))
+        wait = getattr(exc, "wait", None)
+        if isinstance(exc, drf.Throttled) and wait:
+            headers["Retry-After"] = str(int(wait))
         code = _code_for(exc)
         status = exc.status_code
         if isinstance(exc, (drf.NotAuthenticated, drf.AuthenticationFailed)):

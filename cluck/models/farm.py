@@ -1,5 +1,7 @@
 from __future__ import annotations
 
+import datetime as dt
+
 from django.core.validators import MaxValueValidator, RegexValidator
 from django.db import models
 from django.utils import timezone
@@ -28,7 +30,7 @@ class Farm(models.Model):
     def __str__(self) -> str:
         return f"{self.name} ({self.code})"
 
-    def today(self) -> timezone.datetime:
+    def today(self) -> dt.date:
         """The farm-local calendar date now (no UTC slack)."""
         from zoneinfo import ZoneInfo
 

@@ -38,7 +38,7 @@ class Flock(TenantOwned):
         return f"{self.name} #{self.pk}"
 
     def can_record_production_on(self, date: dt.date) -> bool:
-        """Active → always; Depleted → only up to its depletion date (backfill); Archived → never."""
+        """Active → always; Depleted → only up to its depletion date; Archived → never."""
         if self.status == self.Status.ACTIVE:
             return True
         if self.status == self.Status.DEPLETED:
