@@ -1,0 +1,69 @@
+"""Flock-scope resolution (brief §5.4) through the real middleware."""
+
+from __future__ import annotations
+
+import pytest
+
+from cluck.models import WorkerAssignment
+from tests.factories import FlockFactory
+
+pytestmark = pytest.mark.django_db
+
+
+def _me(client):
+    response = client.get("/api/v1/me/")
+    assert response.status_code == 200, response.content
+    return response.json()
+
+
+def test_a_worker_assigned_to_flocks_is_restricted_to_them(member_client):
+    """Mutation: make the resolver return unrestricted for every Worker → red."""
+    client, membership = member_client(roles=[])
+    flock = FlockFactory(farm=membership.tenant)
+    FlockFactory(farm=membership.tenant)
+    WorkerAssignment.all_tenants.create(farm=membership.tenant, membership=membership, flock=flock)
+    me = _me(client)
+    assert me["role"] == "Worker"
+    assert me["flockRestricted"] is True and me["assignedFlockIds"] == [flock.pk]
+
+
+def test_a_worker_with_no_assignment_rows_is_unrestricted(member_client):
+    client, _ = member_client(roles=[])
+    assert _me(client)["flockRestricted"] is False
+
+
+def test_a_worker_with_a_farm_wide_row_is_unrestricted(member_client):
+    """Mutation: ignore ``flock_id IS NULL`` rows in the resolver → red."""
+    client, membership = member_client(roles=[])
+    flock = FlockFactory(farm=membership.tenant)
+    WorkerAssignment.all_tenants.create(farm=membership.tenant, membership=membership, flock=flock)
+    WorkerAssignment.all_tenants.create(farm=membership.tenant, membership=membership, flock=None)
+    assert _me(client)["flockRestricted"] is False
+
+
+@pytest.mark.parametrize("roles", [["Admin"], ["Manager"], ["Sales"], ["ReadOnly"]])
+def test_every_other_role_is_unrestricted_even_with_assignment_rows(member_client, roles):
+    client, membership = member_client(roles=roles)
+    flock = FlockFactory(farm=membership.tenant)
+    WorkerAssignment.all_tenants.create(farm=membership.tenant, membership=membership, flock=flock)
+    assert _me(client)["flockRestricted"] is False
+
+
+def test_the_middleware_resolves_the_scope_for_every_authenticated_request(member_client):
+    """``is_resolved`` is what the MCP layer checks; the middleware must always set it.
+
+    Mutation: skip ``resolve_flock_scope`` for non-Workers in the middleware → red.
+    """
+    from django.test import RequestFactory
+
+    from tenancy.middleware import TenancyMiddleware
+
+    client, _ = member_client(roles=["Admin"])
+    raw = client._credentials["HTTP_AUTHORIZATION"]
+    request = RequestFactory().get("/api/v1/me/", HTTP_AUTHORIZATION=raw)
+    middleware = TenancyMiddleware(lambda r: None)
+    middleware.process_request(request)
+    assert not request.flock_scope.is_resolved
+    middleware.process_view(request, lambda r: None, (), {})
+    assert request.tenant.is_resolved and request.actor.is_resolved
+    assert request.flock_scope.is_resolved and request.flock_scope.is_unrestricted
