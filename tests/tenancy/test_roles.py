@@ -15,7 +15,7 @@ from tenancy.permissions import (
     admitted_roles,
 )
 
-O, M, S, W, R = Role.OWNER, Role.MANAGER, Role.SALES, Role.WORKER, Role.READ_ONLY
+OW, M, S, W, R = Role.OWNER, Role.MANAGER, Role.SALES, Role.WORKER, Role.READ_ONLY
 
 
 @pytest.mark.parametrize(
@@ -37,12 +37,12 @@ def test_effective_role_is_the_highest_known_role(stored, expected):
 @pytest.mark.parametrize(
     ("permission", "expected"),
     [
-        (OwnerOnly, {O}),
-        (AdminOnly, {O, M}),
-        (SalesAccess, {O, M, S}),
-        (SalesFlow, {O, M, S, W}),
-        (ProductionWrite, {O, M, W}),
-        (IsTenantMember, {O, M, S, W, R}),
+        (OwnerOnly, {OW}),
+        (AdminOnly, {OW, M}),
+        (SalesAccess, {OW, M, S}),
+        (SalesFlow, {OW, M, S, W}),
+        (ProductionWrite, {OW, M, W}),
+        (IsTenantMember, {OW, M, S, W, R}),
     ],
 )
 def test_each_policy_admits_exactly_its_roles(permission, expected):
