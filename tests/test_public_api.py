@@ -1,0 +1,39 @@
+"""Each reusable app's public surface is exactly what it means to promise."""
+
+from __future__ import annotations
+
+import importlib
+
+import pytest
+
+EXPECTED = {
+    "tenancy": {
+        "ADMIN_ONLY",
+        "AUTHENTICATED",
+        "OWNER_ONLY",
+        "PRODUCTION_WRITE",
+        "SALES_ACCESS",
+        "SALES_FLOW",
+        "ActorContext",
+        "AuthenticationFailedError",
+        "FlockScope",
+        "Policy",
+        "ReassignmentError",
+        "Role",
+        "TenancyError",
+        "TenantContext",
+        "TenantNotResolvedError",
+        "accepts_superseded_credentials",
+        "effective_role",
+        "evaluate",
+        "ignores_ambient_credentials",
+    },
+}
+
+
+@pytest.mark.parametrize("app", sorted(EXPECTED))
+def test_public_surface_is_pinned(app):
+    """Mutation: add a name to ``tenancy.__all__`` → red."""
+    module = importlib.import_module(app)
+    assert set(module.__all__) == EXPECTED[app]
+    assert all(hasattr(module, name) for name in module.__all__)
