@@ -155,6 +155,8 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # Expands cluck.api.base.MethodRoutes (one path, several named routes) into the schema.
+    "DEFAULT_GENERATOR_CLASS": "cluck.api.schema.CluckSchemaGenerator",
 }
 
 # --- tenancy ---------------------------------------------------------------------------------

@@ -1,0 +1,538 @@
+"""REST adapters for the commerce half of the farm: customers, sales orders, payments,
+receivables. Thin: parse the request shape, call one service or selector, render the result.
+
+Money is rendered once, here, as ``{"amount": "<decimal string>", "currency": "<ISO>"}``;
+no response carries an integer minor-unit field. Settlement fields (``paid``,
+``outstanding``) are included only for callers passing ``SALES_ACCESS``, decided by
+``tenancy.evaluate`` — a Worker may sell (``SALES_FLOW``) but does not see settlement.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
+from rest_framework import serializers, status
+from rest_framework.request import Request
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from cluck.api.base import ListQuerySerializer, caller_of, decode_cursor, encode_cursor, page_body
+from cluck.caller import Caller
+from cluck.models import Payment, SalesOrder
+from cluck.money import Money, MoneyJSON
+from cluck.selectors.customers import CUSTOMER_CURSOR_KEYS, customer_get, customer_list
+from cluck.selectors.orders import ORDER_CURSOR_KEYS, OrderView, sales_order_get, sales_order_list
+from cluck.selectors.paging import Page
+from cluck.selectors.receivables import (
+    BALANCE_CURSOR_KEYS,
+    customer_balance_page,
+    order_payments,
+    payment_view,
+)
+from cluck.services.customers import customer_create
+from cluck.services.orders import (
+    MAX_LINE_QUANTITY,
+    MAX_ORDER_LINES,
+    OrderLineInput,
+    sales_order_confirm,
+    sales_order_create,
+)
+from cluck.services.payments import payment_record
+from tenancy import SALES_ACCESS, evaluate
+from tenancy.permissions import SalesAccess, SalesFlow
+
+DB_ID_MAX = 2**63 - 1
+AMOUNT_PATTERN = r"^[0-9]{1,16}(\.[0-9]{1,4})?$"
+PROBLEM = "application/problem+json"
+TAG_CUSTOMERS = "customers"
+TAG_ORDERS = "sales orders"
+TAG_PAYMENTS = "payments"
+
+
+# --- shared shapes ---------------------------------------------------------------------------
+
+
+class MoneySerializer(serializers.Serializer[Any]):
+    amount = serializers.CharField(
+        help_text='Decimal string with the currency\'s decimals: "28250.00".'
+    )
+    currency = serializers.CharField(help_text="ISO 4217 code.")
+
+
+@extend_schema_field(MoneySerializer)
+class MoneyField(serializers.Field):
+    """Output only: a ``Money`` value → ``{amount, currency}``."""
+
+    def to_representation(self, value: Money) -> MoneyJSON:
+        return value.as_json()
+
+
+class AmountField(serializers.RegexField):
+    """A money amount as a decimal *string* ("12.50"). JSON numbers are refused rather than
+    coerced: a binary float has already lost the cents it claims to carry."""
+
+    def __init__(self, **kwargs: Any) -> None:
+        super().__init__(AMOUNT_PATTERN, **kwargs)
+
+    def to_internal_value(self, data: Any) -> str:
+        if not isinstance(data, str):
+            self.fail("invalid")
+        return str(super().to_internal_value(data))
+
+
+class FieldProblemSerializer(serializers.Serializer[Any]):
+    field = serializers.CharField()
+    code = serializers.CharField()
+    message = serializers.CharField()
+
+
+class ProblemSerializer(serializers.Serializer[Any]):
+    """RFC 9457 problem details with the stable machine ``code``."""
+
+    type = serializers.CharField()
+    title = serializers.CharField()
+    status = serializers.IntegerField()
+    code = serializers.CharField()
+    detail = serializers.CharField()
+    errors = FieldProblemSerializer(many=True, required=False)  # type: ignore[assignment]
+
+
+def _problems(*statuses: int) -> dict[Any, Any]:
+    """Problem-JSON responses every route can give (401, 403) plus ``statuses``."""
+    descriptions = {
+        400: "Invalid request: every failing field is listed in `errors`.",
+        401: "Missing, invalid, expired or revoked bearer token.",
+        403: "The caller's role does not pass this route's policy.",
+        404: "Not found (ids of other farms read exactly like missing ids).",
+        405: "Method not allowed.",
+        409: "State conflict.",
+        422: "Domain rule refused the request (see `code`).",
+    }
+    return {
+        (code, PROBLEM): OpenApiResponse(ProblemSerializer, description=descriptions[code])
+        for code in sorted({401, 403, *statuses})
+    }
+
+
+def _page_serializer(name: str, item: type[serializers.Serializer[Any]]) -> Any:
+    """``{items, complete, nextCursor}`` around ``item``, named for the schema."""
+    return type(
+        name,
+        (serializers.Serializer,),
+        {
+            "items": item(many=True),
+            "complete": serializers.BooleanField(),
+            "nextCursor": serializers.CharField(allow_null=True),
+        },
+    )
+
+
+def _page(page: Page[Any], serializer: type[serializers.Serializer[Any]]) -> dict[str, Any]:
+    cursor = encode_cursor(page.next_position) if page.next_position is not None else None
+    return page_body(list(serializer(page.items, many=True).data), next_cursor=cursor)
+
+
+def _sees_settlement(caller: Caller) -> bool:
+    return evaluate(SALES_ACCESS, caller.actor)
+
+
+# --- customers -------------------------------------------------------------------------------
+
+
+class CustomerOutputSerializer(serializers.Serializer[Any]):
+    id = serializers.IntegerField(source="pk")
+    name = serializers.CharField()
+    phone = serializers.CharField()
+    email = serializers.CharField(allow_null=True)
+    address = serializers.CharField(allow_null=True)
+    note = serializers.CharField(allow_null=True)
+    createdAt = serializers.DateTimeField(source="created_at")
+
+
+class CustomerListApi(APIView):
+    permission_classes = [SalesFlow]
+
+    class InputSerializer(ListQuerySerializer):
+        search = serializers.CharField(
+            required=False, max_length=200, help_text="Name contains (case-insensitive)."
+        )
+
+    @extend_schema(
+        operation_id="customer-list",
+        tags=[TAG_CUSTOMERS],
+        summary="Customers of the farm by name, keyset-paged.",
+        parameters=[InputSerializer],
+        responses={
+            200: _page_serializer("CustomerPage", CustomerOutputSerializer),
+            **_problems(400),
+        },
+    )
+    def get(self, request: Request) -> Response:
+        query = self.InputSerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        data = query.validated_data
+        page = customer_list(
+            caller=caller_of(request),
+            search=data.get("search"),
+            limit=data["limit"],
+            cursor_position=decode_cursor(data.get("cursor"), keys=CUSTOMER_CURSOR_KEYS),
+        )
+        return Response(_page(page, CustomerOutputSerializer))
+
+
+class CustomerCreateApi(APIView):
+    permission_classes = [SalesFlow]
+
+    class InputSerializer(serializers.Serializer[Any]):
+        class Meta:
+            ref_name = "CustomerCreateInput"
+
+        # Content rules (required, lengths, email format) are the service's, so that every
+        # failing field is reported together with its Customer.* code.
+        name = serializers.CharField(allow_blank=True, allow_null=True, help_text="≤ 200.")
+        phone = serializers.CharField(allow_blank=True, allow_null=True, help_text="≤ 50.")
+        email = serializers.CharField(
+            required=False, allow_blank=True, allow_null=True, help_text="≤ 254."
+        )
+        address = serializers.CharField(
+            required=False, allow_blank=True, allow_null=True, help_text="≤ 500."
+        )
+        note = serializers.CharField(
+            required=False, allow_blank=True, allow_null=True, help_text="≤ 1000."
+        )
+
+    @extend_schema(
+        operation_id="customer-create",
+        tags=[TAG_CUSTOMERS],
+        summary="Create a customer (blank optional fields become null).",
+        request=InputSerializer,
+        responses={201: CustomerOutputSerializer, **_problems(400)},
+    )
+    def post(self, request: Request) -> Response:
+        body = self.InputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        customer = customer_create(caller=caller_of(request), **body.validated_data)
+        return Response(CustomerOutputSerializer(customer).data, status=status.HTTP_201_CREATED)
+
+
+class CustomerDetailApi(APIView):
+    permission_classes = [SalesFlow]
+
+    @extend_schema(
+        operation_id="customer-detail",
+        tags=[TAG_CUSTOMERS],
+        summary="One customer.",
+        responses={200: CustomerOutputSerializer, **_problems(404)},
+    )
+    def get(self, request: Request, customer_id: int) -> Response:
+        customer = customer_get(caller=caller_of(request), customer_id=customer_id)
+        return Response(CustomerOutputSerializer(customer).data)
+
+
+class CustomerBalanceOutputSerializer(serializers.Serializer[Any]):
+    customerId = serializers.IntegerField(source="customer_id")
+    customerName = serializers.CharField(source="customer_name")
+    confirmedTotal = MoneyField(source="confirmed_total")
+    paid = MoneyField()
+    outstanding = MoneyField()
+
+
+class CustomerBalanceListApi(APIView):
+    permission_classes = [SalesAccess]
+
+    class InputSerializer(ListQuerySerializer):
+        owingOnly = serializers.BooleanField(
+            required=False, default=False, help_text="Only customers who owe money."
+        )
+
+    @extend_schema(
+        operation_id="customer-balance-list",
+        tags=[TAG_PAYMENTS],
+        summary="Receivables: per customer, Σ confirmed orders − Σ non-voided payments.",
+        description="Paged in SQL by customer name then id; money in the farm's currency.",
+        parameters=[InputSerializer],
+        responses={
+            200: _page_serializer("CustomerBalancePage", CustomerBalanceOutputSerializer),
+            **_problems(400),
+        },
+    )
+    def get(self, request: Request) -> Response:
+        query = self.InputSerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        data = query.validated_data
+        page = customer_balance_page(
+            caller=caller_of(request),
+            owing_only=data["owingOnly"],
+            limit=data["limit"],
+            cursor_position=decode_cursor(data.get("cursor"), keys=BALANCE_CURSOR_KEYS),
+        )
+        return Response(_page(page, CustomerBalanceOutputSerializer))
+
+
+# --- sales orders ----------------------------------------------------------------------------
+
+
+class OrderLineOutputSerializer(serializers.Serializer[Any]):
+    id = serializers.IntegerField(source="line_id")
+    eggGradeId = serializers.IntegerField(source="egg_grade_id")
+    gradeName = serializers.CharField(source="grade_name")
+    quantity = serializers.IntegerField(help_text="Eggs.")
+    unitPrice = MoneyField(source="unit_price")
+    lineTotal = MoneyField(source="line_total")
+
+
+class OrderOutputSerializer(serializers.Serializer[Any]):
+    id = serializers.IntegerField(source="order_id")
+    referenceNumber = serializers.CharField(source="reference_number")
+    customerId = serializers.IntegerField(source="customer_id")
+    customerName = serializers.CharField(source="customer_name")
+    status = serializers.ChoiceField(choices=SalesOrder.Status.choices)
+    orderDate = serializers.DateField(source="order_date")
+    total = MoneyField()
+    createdAt = serializers.DateTimeField(source="created_at")
+    confirmedAt = serializers.DateTimeField(source="confirmed_at", allow_null=True)
+    paid = MoneyField(
+        source="settlement.paid",
+        required=False,
+        help_text="Σ non-voided payments. Only for callers passing SalesAccess.",
+    )
+    outstanding = MoneyField(
+        source="settlement.outstanding",
+        required=False,
+        allow_null=True,
+        help_text="Total − paid; null unless Confirmed. Only for callers passing SalesAccess.",
+    )
+
+    def to_representation(self, instance: OrderView) -> dict[str, Any]:
+        data = dict(super().to_representation(instance))
+        if instance.settlement is None:
+            # Hidden settlement means *absent*, not null: the field is not the caller's to see.
+            data.pop("paid", None)
+            data.pop("outstanding", None)
+        return data
+
+
+class OrderDetailOutputSerializer(OrderOutputSerializer):
+    lines = OrderLineOutputSerializer(many=True)
+
+
+class SalesOrderListApi(APIView):
+    permission_classes = [SalesFlow]
+
+    class InputSerializer(ListQuerySerializer):
+        status = serializers.ChoiceField(choices=SalesOrder.Status.choices, required=False)
+        customer = serializers.IntegerField(
+            required=False, min_value=1, max_value=DB_ID_MAX, help_text="Customer id."
+        )
+        fromDate = serializers.DateField(required=False, help_text="Order date on or after.")
+        toDate = serializers.DateField(required=False, help_text="Order date on or before.")
+
+    @extend_schema(
+        operation_id="sales-order-list",
+        tags=[TAG_ORDERS],
+        summary="Sales orders, newest first (order date, then id).",
+        parameters=[InputSerializer],
+        responses={
+            200: _page_serializer("SalesOrderPage", OrderOutputSerializer),
+            **_problems(400),
+        },
+    )
+    def get(self, request: Request) -> Response:
+        query = self.InputSerializer(data=request.query_params)
+        query.is_valid(raise_exception=True)
+        data = query.validated_data
+        caller = caller_of(request)
+        page = sales_order_list(
+            caller=caller,
+            status=data.get("status"),
+            customer_id=data.get("customer"),
+            from_date=data.get("fromDate"),
+            to_date=data.get("toDate"),
+            limit=data["limit"],
+            cursor_position=decode_cursor(data.get("cursor"), keys=ORDER_CURSOR_KEYS),
+            include_settlement=_sees_settlement(caller),
+        )
+        return Response(_page(page, OrderOutputSerializer))
+
+
+class OrderLineInputSerializer(serializers.Serializer[Any]):
+    eggGradeId = serializers.IntegerField(min_value=1, max_value=DB_ID_MAX)
+    quantity = serializers.IntegerField(min_value=1, max_value=MAX_LINE_QUANTITY, help_text="Eggs.")
+    unitPrice = AmountField(
+        required=False,
+        help_text='Per egg, decimal string ("12.50"); default: the grade\'s list price.',
+    )
+
+
+class SalesOrderCreateApi(APIView):
+    permission_classes = [SalesFlow]
+
+    class InputSerializer(serializers.Serializer[Any]):
+        class Meta:
+            ref_name = "SalesOrderCreateInput"
+
+        customerId = serializers.IntegerField(min_value=1, max_value=DB_ID_MAX)
+        orderDate = serializers.DateField(required=False, help_text="Default: the farm's today.")
+        lines = OrderLineInputSerializer(many=True, max_length=MAX_ORDER_LINES)  # type: ignore[call-arg]
+
+    @extend_schema(
+        operation_id="sales-order-create",
+        tags=[TAG_ORDERS],
+        summary="Create a Draft order; prices are snapshot in the farm's currency.",
+        request=InputSerializer,
+        responses={201: OrderDetailOutputSerializer, **_problems(400, 404, 409)},
+    )
+    def post(self, request: Request) -> Response:
+        body = self.InputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        caller = caller_of(request)
+        order = sales_order_create(
+            caller=caller,
+            customer_id=data["customerId"],
+            order_date=data.get("orderDate"),
+            lines=[
+                OrderLineInput(
+                    egg_grade_id=line["eggGradeId"],
+                    quantity=line["quantity"],
+                    unit_price=line.get("unitPrice"),
+                )
+                for line in data["lines"]
+            ],
+        )
+        view = sales_order_get(
+            caller=caller, order_id=order.pk, include_settlement=_sees_settlement(caller)
+        )
+        return Response(OrderDetailOutputSerializer(view).data, status=status.HTTP_201_CREATED)
+
+
+class SalesOrderDetailApi(APIView):
+    permission_classes = [SalesFlow]
+
+    @extend_schema(
+        operation_id="sales-order-detail",
+        tags=[TAG_ORDERS],
+        summary="One order with its lines.",
+        responses={200: OrderDetailOutputSerializer, **_problems(404)},
+    )
+    def get(self, request: Request, order_id: int) -> Response:
+        caller = caller_of(request)
+        view = sales_order_get(
+            caller=caller, order_id=order_id, include_settlement=_sees_settlement(caller)
+        )
+        return Response(OrderDetailOutputSerializer(view).data)
+
+
+class SalesOrderConfirmApi(APIView):
+    permission_classes = [SalesFlow]
+
+    @extend_schema(
+        operation_id="sales-order-confirm",
+        tags=[TAG_ORDERS],
+        summary="Confirm a Draft: allocate stock FIFO (oldest lots first), all or nothing.",
+        description=(
+            "`SalesOrder.NotDraft` (409) unless Draft; `SalesOrder.NoItems` (422) without lines; "
+            "`SalesOrder.InsufficientStock` (422, `shortages` per grade) when sellable stock "
+            "(produced by today, not restricted) does not cover the order."
+        ),
+        request=None,
+        responses={200: OrderDetailOutputSerializer, **_problems(400, 404, 409, 422)},
+    )
+    def post(self, request: Request, order_id: int) -> Response:
+        caller = caller_of(request)
+        sales_order_confirm(caller=caller, order_id=order_id)
+        view = sales_order_get(
+            caller=caller, order_id=order_id, include_settlement=_sees_settlement(caller)
+        )
+        return Response(OrderDetailOutputSerializer(view).data)
+
+
+# --- payments --------------------------------------------------------------------------------
+
+
+class PaymentOutputSerializer(serializers.Serializer[Any]):
+    id = serializers.IntegerField(source="payment_id")
+    paymentDate = serializers.DateField(source="payment_date")
+    amount = MoneyField()
+    method = serializers.ChoiceField(choices=Payment.Method.choices)
+    referenceNumber = serializers.CharField(source="reference_number", allow_null=True)
+    note = serializers.CharField(allow_null=True)
+    voided = serializers.BooleanField()
+    voidReason = serializers.CharField(source="void_reason", allow_null=True)
+    createdAt = serializers.DateTimeField(source="created_at")
+
+
+class OrderPaymentsOutputSerializer(serializers.Serializer[Any]):
+    orderId = serializers.IntegerField(source="order_id")
+    referenceNumber = serializers.CharField(source="reference_number")
+    status = serializers.ChoiceField(choices=SalesOrder.Status.choices)
+    currency = serializers.CharField()
+    total = MoneyField()
+    paid = MoneyField()
+    outstanding = MoneyField(allow_null=True, help_text="Null unless the order is Confirmed.")
+    items = PaymentOutputSerializer(many=True)
+    complete = serializers.BooleanField(help_text="False if the order has over 500 payments.")
+
+
+class OrderPaymentListApi(APIView):
+    permission_classes = [SalesAccess]
+
+    @extend_schema(
+        operation_id="order-payment-list",
+        tags=[TAG_PAYMENTS],
+        summary="An order's payments (voided ones flagged), paid and outstanding.",
+        responses={200: OrderPaymentsOutputSerializer, **_problems(404)},
+    )
+    def get(self, request: Request, order_id: int) -> Response:
+        result = order_payments(caller=caller_of(request), order_id=order_id)
+        return Response(OrderPaymentsOutputSerializer(result).data)
+
+
+class PaymentRecordApi(APIView):
+    permission_classes = [SalesAccess]
+
+    class InputSerializer(serializers.Serializer[Any]):
+        class Meta:
+            ref_name = "PaymentRecordInput"
+
+        amount = AmountField(help_text='Decimal string in the order\'s currency: "100.00".')
+        paymentDate = serializers.DateField(
+            required=False, help_text="Default: the farm's today; not in the future."
+        )
+        method = serializers.ChoiceField(choices=Payment.Method.choices)
+        referenceNumber = serializers.CharField(
+            required=False, allow_blank=True, allow_null=True, help_text="≤ 50."
+        )
+        note = serializers.CharField(
+            required=False, allow_blank=True, allow_null=True, help_text="≤ 500."
+        )
+
+    @extend_schema(
+        operation_id="payment-record",
+        tags=[TAG_PAYMENTS],
+        summary="Record a payment against a Confirmed order (no overpayment).",
+        description=(
+            "`Payment.OrderNotConfirmed` (422) unless Confirmed; `Payment.Overpayment` (422, "
+            "`outstanding`) when the amount exceeds what is still owed."
+        ),
+        request=InputSerializer,
+        responses={201: PaymentOutputSerializer, **_problems(400, 404, 422)},
+    )
+    def post(self, request: Request, order_id: int) -> Response:
+        body = self.InputSerializer(data=request.data)
+        body.is_valid(raise_exception=True)
+        data = body.validated_data
+        caller = caller_of(request)
+        payment = payment_record(
+            caller=caller,
+            order_id=order_id,
+            amount=data["amount"],
+            method=data["method"],
+            payment_date=data.get("paymentDate"),
+            reference_number=data.get("referenceNumber"),
+            note=data.get("note"),
+        )
+        return Response(
+            PaymentOutputSerializer(payment_view(payment)).data, status=status.HTTP_201_CREATED
+        )
