@@ -1,7 +1,253 @@
-"""Placeholder pass-through; the Idempotency-Key middleware is being built."""
+"""The HTTP adapter: ``Idempotency-Key`` on POST/PUT/PATCH/DELETE of a resolved tenant.
 
+Scope (brief §4.3): operation key = SHA-256 of ``"METHOD:PATH"`` (the path exactly as received,
+no query string), caller key = SHA-256 of the header value (of ``"<user id>:<value>"`` under the
+user-scoped prefixes, ``/api/v1/me``), fingerprint = SHA-256 of the raw body.
+
+Status contract (IETF ``Idempotency-Key`` draft): missing key → 400 ``Idempotency.KeyRequired``;
+over-long key → 400 ``Idempotency.KeyInvalid``; same key, other body → 422
+``Idempotency.KeyReused``; live competitor past the wait budget → 409 ``Idempotency.InProgress``
+with ``Retry-After``; replay → the stored status, content type and body with
+``Idempotent-Replayed: true``. Only 2xx responses are published; anything else rolls the
+view's work back and releases the claim.
+
+The view runs *inside* ``IdempotentUnit.run`` so its writes and the publish are one transaction:
+``process_view`` calls the view itself and returns its response, so Django does not call it
+again. This middleware must therefore be the last one with a ``process_view`` hook
+(``idempotency.W001``).
+"""
+
+from __future__ import annotations
+
+import base64
+import json
+from collections.abc import Callable
+from typing import Any
+
+from asgiref.sync import async_to_sync, iscoroutinefunction
+from django.http import HttpRequest, HttpResponse, HttpResponseBase, StreamingHttpResponse
+from django.http.request import RawPostDataException
 from django.utils.deprecation import MiddlewareMixin
+
+from idempotency import conf
+from idempotency.fingerprint import fingerprint_bytes, sha256_hex
+from idempotency.markers import exemption_of
+from idempotency.unit import (
+    Executed,
+    Failure,
+    IdempotencyScope,
+    IdempotentUnit,
+    InProgress,
+    KeyConflict,
+    Replayed,
+    Success,
+)
+
+TRACKED_METHODS = frozenset({"POST", "PUT", "PATCH", "DELETE"})
+HEADER = "Idempotency-Key"
+REPLAYED_HEADER = "Idempotent-Replayed"
+PROBLEM_CONTENT_TYPE = "application/problem+json"
+# Writing any body for these statuses breaks the connection after the headers went out.
+BODILESS_STATUSES = frozenset({204, 205, 304})
+
+
+def problem_response(
+    *, status: int, code: str, title: str, detail: str = "", headers: dict[str, str] | None = None
+) -> HttpResponse:
+    """RFC 9457 problem JSON ``{type, title, status, code, detail}`` (idempotency's own; it does
+    not import tenancy's)."""
+    slug = code.replace(".", "-").lower()
+    body = {
+        "type": f"https://cluck.dev/problems/{slug}",
+        "title": title,
+        "status": status,
+        "code": code,
+        "detail": detail or title,
+    }
+    response = HttpResponse(json.dumps(body), status=status, content_type=PROBLEM_CONTENT_TYPE)
+    for name, value in (headers or {}).items():
+        response[name] = value
+    return response
+
+
+def tenant_id_from_request(request: HttpRequest) -> str | None:
+    """Default ``IDEMPOTENCY_TENANT_ID_FUNCTION``: duck-typed ``request.tenant``
+    (``is_resolved``, ``id``), so this app needs no tenancy import."""
+    tenant = getattr(request, "tenant", None)
+    if tenant is None or not getattr(tenant, "is_resolved", False):
+        return None
+    tenant_id = getattr(tenant, "id", None)
+    return None if tenant_id is None else str(tenant_id)
+
+
+def user_id_from_request(request: HttpRequest) -> str | None:
+    """Default ``IDEMPOTENCY_USER_ID_FUNCTION``: ``request.actor.user_id`` when resolved,
+    else an authenticated ``request.user``."""
+    actor = getattr(request, "actor", None)
+    if actor is not None and getattr(actor, "is_resolved", False):
+        user_id = getattr(actor, "user_id", None)
+        if user_id is not None:
+            return str(user_id)
+    user = getattr(request, "user", None)
+    if user is not None and getattr(user, "is_authenticated", False):
+        return str(user.pk)
+    return None
+
+
+def _is_user_scoped(path: str) -> bool:
+    lowered = path.lower()
+    for prefix in conf.get("USER_SCOPED_PATH_PREFIXES"):
+        stem = prefix.lower().rstrip("/")
+        if lowered == stem or lowered.startswith(stem + "/"):
+            return True
+    return False
+
+
+def caller_key_for(request: HttpRequest, raw_key: str) -> str:
+    """SHA-256 of the key, or of ``"<user id>:<key>"`` on a user-scoped path: two users of one
+    tenant sending the same key to their own ``/me`` writes must both execute."""
+    if _is_user_scoped(request.path):
+        user_id = conf.get_function("USER_ID_FUNCTION")(request)
+        if user_id is not None:
+            return sha256_hex(f"{user_id}:{raw_key}")
+    return sha256_hex(raw_key)
+
+
+def stored_response(response: HttpResponse) -> dict[str, Any]:
+    """The JSON value published for a 2xx response (text when UTF-8, else base64)."""
+    content = response.content
+    stored: dict[str, Any] = {
+        "status": response.status_code,
+        "content_type": response.get("Content-Type", ""),
+    }
+    try:
+        stored["body"] = content.decode("utf-8")
+        stored["encoding"] = "text"
+    except UnicodeDecodeError:
+        stored["body"] = base64.b64encode(content).decode("ascii")
+        stored["encoding"] = "base64"
+    return stored
+
+
+def replay_response(stored: dict[str, Any]) -> HttpResponse:
+    status = int(stored.get("status") or 200)
+    body = stored.get("body") or ""
+    content = base64.b64decode(body) if stored.get("encoding") == "base64" else body.encode("utf-8")
+    response = HttpResponse(b"" if status in BODILESS_STATUSES else content, status=status)
+    content_type = stored.get("content_type")
+    if content_type:
+        response["Content-Type"] = content_type
+    else:
+        del response["Content-Type"]
+    response[REPLAYED_HEADER] = "true"
+    return response
+
+
+def _buffered(response: HttpResponseBase) -> HttpResponse:
+    """Render and buffer a response so it can be stored before the transaction commits."""
+    render = getattr(response, "render", None)
+    if callable(render):
+        response = render()
+    if isinstance(response, StreamingHttpResponse):
+        # Only sync content reaches here (async views are driven through async_to_sync).
+        chunks: Any = response.streaming_content
+        buffered = HttpResponse(b"".join(chunks), status=response.status_code)
+        for name, value in response.items():
+            buffered[name] = value
+        response.close()
+        return buffered
+    assert isinstance(response, HttpResponse)
+    return response
 
 
 class IdempotencyMiddleware(MiddlewareMixin):
-    pass
+    """Claim → run the view → publish its 2xx response, per ``Idempotency-Key``."""
+
+    unit_class = IdempotentUnit
+
+    def process_view(
+        self,
+        request: HttpRequest,
+        view_func: Callable[..., Any],
+        view_args: Any,
+        view_kwargs: Any,
+    ) -> HttpResponseBase | None:
+        method = (request.method or "").upper()
+        if method not in TRACKED_METHODS:
+            return None
+        if exemption_of(view_func, method) is not None:
+            return None
+        tenant_id = conf.get_function("TENANT_ID_FUNCTION")(request)
+        if tenant_id is None:
+            # Anonymous requests are not tracked (their tenant is unknown).
+            return None
+        raw_key = request.headers.get(HEADER)
+        if raw_key is None or not raw_key.strip():
+            return problem_response(
+                status=400,
+                code="Idempotency.KeyRequired",
+                title="Idempotency-Key header is required for write requests.",
+            )
+        if len(raw_key) > int(conf.get("MAX_KEY_LENGTH")):
+            return problem_response(
+                status=400,
+                code="Idempotency.KeyInvalid",
+                title="Idempotency-Key is too long.",
+                detail=f"At most {conf.get('MAX_KEY_LENGTH')} characters.",
+            )
+        try:
+            body = request.body
+        except RawPostDataException:
+            # Something before us consumed a multipart body; it cannot be fingerprinted.
+            return problem_response(
+                status=400,
+                code="Idempotency.BodyUnavailable",
+                title="The request body could not be read for its fingerprint.",
+            )
+        scope = IdempotencyScope(
+            tenant_id=str(tenant_id),
+            operation_key=sha256_hex(f"{method}:{request.path}"),
+            caller_key=caller_key_for(request, raw_key),
+            fingerprint=fingerprint_bytes(body),
+        )
+        return self._run(scope, request, view_func, view_args, view_kwargs)
+
+    def _run(
+        self,
+        scope: IdempotencyScope,
+        request: HttpRequest,
+        view_func: Callable[..., Any],
+        view_args: Any,
+        view_kwargs: Any,
+    ) -> HttpResponseBase:
+        produced: list[HttpResponse] = []
+        call = async_to_sync(view_func) if iscoroutinefunction(view_func) else view_func
+
+        def work() -> Success | Failure:
+            response = _buffered(call(request, *view_args, **view_kwargs))
+            produced.append(response)
+            if 200 <= response.status_code < 300:
+                return Success(stored_response(response))
+            return Failure(response)
+
+        outcome = self.unit_class().run(scope, work)
+        if isinstance(outcome, Executed):
+            if isinstance(outcome.result, Failure):
+                failed: HttpResponse = outcome.result.error
+                return failed
+            return produced[-1]
+        if isinstance(outcome, Replayed):
+            return replay_response(outcome.result)
+        if isinstance(outcome, KeyConflict):
+            return problem_response(
+                status=422,
+                code="Idempotency.KeyReused",
+                title="Idempotency-Key was already used with a different request.",
+            )
+        assert isinstance(outcome, InProgress)
+        return problem_response(
+            status=409,
+            code="Idempotency.InProgress",
+            title="A request with this Idempotency-Key is still being processed. Retry shortly.",
+            headers={"Retry-After": str(max(1, int(outcome.retry_after)))},
+        )

@@ -1,0 +1,132 @@
+"""View markers: a view opts out of the HTTP adapter by metadata, never by a path list.
+
+A marker is an attribute on the view function or on the class behind it (``view_func.cls`` for
+DRF, ``view_func.view_class`` for Django class-based views). A dispatcher carrying
+``method_routes`` (one path, one view per HTTP method) is asked for the view of the method.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any, TypeVar
+
+from django.urls import URLPattern, URLResolver, get_resolver
+
+F = TypeVar("F")
+
+HANDLES_OWN_IDEMPOTENCY = "idempotency_handles_own"
+NEVER_REPLAY = "idempotency_never_replay"
+
+HANDLES_OWN_REASON = "handles its own idempotency (keys are part of its protocol)"
+
+
+def handles_own_idempotency(view: F) -> F:
+    """The view runs ``IdempotentUnit`` itself (``/mcp``: the key is a tool argument, and
+    ``initialize`` or ``tools/list`` need none); the HTTP adapter must not claim it too."""
+    setattr(view, HANDLES_OWN_IDEMPOTENCY, HANDLES_OWN_REASON)
+    return view
+
+
+def never_replay(reason: str) -> Callable[[F], F]:
+    """Mark a view whose responses must never be stored or replayed, with the reason.
+
+    For login, logout, token creation: their bodies carry live secrets or are pure side effects,
+    so a replay would hand out stale credentials or fake a logout.
+    """
+    if not isinstance(reason, str) or not reason.strip():
+        raise TypeError("never_replay needs a reason, e.g. never_replay('returns a live token')")
+
+    def mark(view: F) -> F:
+        setattr(view, NEVER_REPLAY, reason)
+        return view
+
+    return mark
+
+
+@dataclass(frozen=True)
+class Exemption:
+    marker: str  # HANDLES_OWN_IDEMPOTENCY or NEVER_REPLAY
+    reason: str
+
+
+def _marker_on(obj: Any) -> Exemption | None:
+    for marker in (HANDLES_OWN_IDEMPOTENCY, NEVER_REPLAY):
+        reason = getattr(obj, marker, None)
+        if reason:
+            return Exemption(marker=marker, reason=str(reason))
+    return None
+
+
+def _own_exemption(view_func: Any) -> Exemption | None:
+    found = _marker_on(view_func)
+    if found is not None:
+        return found
+    view_class = getattr(view_func, "cls", None) or getattr(view_func, "view_class", None)
+    return None if view_class is None else _marker_on(view_class)
+
+
+def exemption_of(view_func: Any, method: str | None = None) -> Exemption | None:
+    """The marker a view carries for ``method`` (any method when ``None``), if any."""
+    found = _own_exemption(view_func)
+    if found is not None:
+        return found
+    routes = getattr(view_func, "method_routes", None)
+    if routes is None:
+        return None
+    methods = [method] if method else [m for m in getattr(routes, "by_method", {})]
+    for each in methods:
+        routed = routes.view_for_method(each)
+        if routed is not None:
+            found = _own_exemption(routed)
+            if found is not None:
+                return found
+    return None
+
+
+@dataclass(frozen=True)
+class ExemptView:
+    route: str  # the URL pattern, e.g. "api/v1/auth/login/"
+    name: str | None  # the route name
+    method: str | None  # the HTTP method, for a per-method dispatcher; None = every method
+    marker: str
+    reason: str
+
+
+def _walk(
+    patterns: list[Any], prefix: str = "", namespace: str = ""
+) -> Iterator[tuple[str, str | None, Any]]:
+    for entry in patterns:
+        if isinstance(entry, URLResolver):
+            ns = f"{namespace}{entry.namespace}:" if entry.namespace else namespace
+            yield from _walk(entry.url_patterns, prefix + str(entry.pattern), ns)
+        elif isinstance(entry, URLPattern):
+            name = f"{namespace}{entry.name}" if entry.name else None
+            yield prefix + str(entry.pattern), name, entry.callback
+
+
+def all_views(urlconf: str | None = None) -> list[tuple[str, str | None, Any]]:
+    """Every ``(route, name, view_func)`` of the URL resolver, includes flattened."""
+    return list(_walk(get_resolver(urlconf).url_patterns))
+
+
+def _same_route(name: str | None, route_name: Any) -> bool:
+    return name is None or name == route_name or name.endswith(f":{route_name}")
+
+
+def exempt_views(urlconf: str | None = None) -> list[ExemptView]:
+    """Every view carrying an idempotency marker, with its reason (for the walk guard)."""
+    found: list[ExemptView] = []
+    for route, name, view_func in all_views(urlconf):
+        own = _own_exemption(view_func)
+        if own is not None:
+            found.append(ExemptView(route, name, None, own.marker, own.reason))
+            continue
+        routes = getattr(view_func, "method_routes", None)
+        # One dispatcher is routed once per route name; ``by_method`` maps each method to its
+        # (route name, view class), so report a method under its own route name only.
+        for method, (route_name, view_class) in getattr(routes, "by_method", {}).items():
+            routed = _own_exemption(view_class)
+            if routed is not None and _same_route(name, route_name):
+                found.append(ExemptView(route, name, method, routed.marker, routed.reason))
+    return found
