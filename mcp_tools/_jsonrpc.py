@@ -1,0 +1,156 @@
+"""Strict JSON-RPC envelope parsing and response bytes.
+
+Strict means: one message per body (no batches), duplicate object keys refused, ``NaN`` and
+``Infinity`` refused, nesting depth, node count and id size bounded. Every bound is checked
+before any handler sees the message.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any, Final
+
+from mcp_types.jsonrpc import INVALID_REQUEST, PARSE_ERROR
+
+JSONRPC: Final = "2.0"
+
+
+class EnvelopeError(Exception):
+    """The body is not one acceptable JSON-RPC message; ``code`` is the JSON-RPC error code."""
+
+    def __init__(self, code: int, message: str, request_id: Any = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.request_id = request_id
+
+
+class _DuplicateKeyError(ValueError):
+    pass
+
+
+class _ConstantError(ValueError):
+    pass
+
+
+def _pairs(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
+    result = dict(pairs)
+    if len(result) != len(pairs):
+        # Two parsers reading the same body must never disagree on what it says.
+        raise _DuplicateKeyError("duplicate object key")
+    return result
+
+
+def _constant(name: str) -> Any:
+    raise _ConstantError(name)
+
+
+_DECODER = json.JSONDecoder(object_pairs_hook=_pairs, parse_constant=_constant)
+
+
+@dataclass(frozen=True)
+class Message:
+    """One decoded message: a request (``id`` present), a notification or a response."""
+
+    kind: str  # "request" | "notification" | "response"
+    method: str | None
+    request_id: Any
+    params: dict[str, Any] | None
+    raw: dict[str, Any]
+
+
+def _measure(value: Any, *, max_depth: int, max_nodes: int) -> None:
+    """Walk the decoded value iteratively; refuse excess depth or node count."""
+    stack: list[tuple[Any, int]] = [(value, 1)]
+    nodes = 0
+    while stack:
+        node, depth = stack.pop()
+        nodes += 1
+        if nodes > max_nodes:
+            raise EnvelopeError(INVALID_REQUEST, f"Message has more than {max_nodes} JSON values")
+        if depth > max_depth:
+            raise EnvelopeError(INVALID_REQUEST, f"Message nests deeper than {max_depth} levels")
+        if isinstance(node, dict):
+            stack.extend((child, depth + 1) for child in node.values())
+        elif isinstance(node, list):
+            stack.extend((child, depth + 1) for child in node)
+
+
+def _valid_id(value: Any, max_length: int) -> bool:
+    if isinstance(value, bool):
+        return False
+    if isinstance(value, int):
+        return len(str(abs(value))) <= max_length
+    return isinstance(value, str) and len(value) <= max_length
+
+
+def parse_message(body: bytes, *, max_depth: int, max_nodes: int, max_id_length: int) -> Message:
+    """Decode ``body`` into one JSON-RPC message.
+
+    Raises:
+        EnvelopeError: -32700 for malformed JSON, -32600 for anything that is valid JSON but
+            not one acceptable message (batch, duplicate keys, bounds, bad id, bad shape).
+    """
+    try:
+        text = body.decode("utf-8")
+    except UnicodeDecodeError:
+        raise EnvelopeError(PARSE_ERROR, "Parse error: body is not UTF-8") from None
+    try:
+        decoded = _DECODER.decode(text)
+    except _DuplicateKeyError:
+        raise EnvelopeError(INVALID_REQUEST, "Duplicate keys in a JSON object") from None
+    except _ConstantError:
+        raise EnvelopeError(PARSE_ERROR, "Parse error: NaN and Infinity are not JSON") from None
+    except RecursionError:
+        raise EnvelopeError(
+            INVALID_REQUEST, f"Message nests deeper than {max_depth} levels"
+        ) from None
+    except ValueError:
+        raise EnvelopeError(PARSE_ERROR, "Parse error") from None
+    if not isinstance(decoded, dict):
+        raise EnvelopeError(
+            INVALID_REQUEST, "Body must be a single JSON-RPC request or notification object"
+        )
+    _measure(decoded, max_depth=max_depth, max_nodes=max_nodes)
+    has_id = "id" in decoded
+    request_id = decoded.get("id")
+    if has_id and not _valid_id(request_id, max_id_length):
+        raise EnvelopeError(INVALID_REQUEST, "Invalid request id")
+    if decoded.get("jsonrpc") != JSONRPC:
+        raise EnvelopeError(INVALID_REQUEST, 'jsonrpc must be "2.0"', request_id)
+    method = decoded.get("method")
+    params = decoded.get("params")
+    if method is None:
+        if has_id and ("result" in decoded or "error" in decoded):
+            return Message("response", None, request_id, None, decoded)
+        raise EnvelopeError(INVALID_REQUEST, "Missing method", request_id)
+    if not isinstance(method, str) or not method:
+        raise EnvelopeError(INVALID_REQUEST, "method must be a non-empty string", request_id)
+    if params is not None and not isinstance(params, dict):
+        raise EnvelopeError(INVALID_REQUEST, "params must be an object", request_id)
+    kind = "request" if has_id else "notification"
+    return Message(kind, method, request_id, params, decoded)
+
+
+def _dumps(value: Any) -> bytes:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def result_bytes(request_id: Any, result: dict[str, Any] | bytes) -> bytes:
+    """A success response; ``result`` may already be serialized (prepared surfaces)."""
+    encoded = result if isinstance(result, bytes) else _dumps(result)
+    return b'{"jsonrpc":"2.0","id":' + _dumps(request_id) + b',"result":' + encoded + b"}"
+
+
+def error_bytes(request_id: Any, code: int, message: str, data: Any = None) -> bytes:
+    """An error response; ``id`` is written as ``null`` when unknown (JSON-RPC 2.0 §5)."""
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data is not None:
+        error["data"] = data
+    return _dumps({"jsonrpc": JSONRPC, "id": request_id, "error": error})
+
+
+def dumps(value: Any) -> bytes:
+    """Compact UTF-8 JSON, the one serializer for everything written to the wire."""
+    return _dumps(value)

@@ -1,0 +1,294 @@
+"""Running one ``tools/call``: arguments, bounds, idempotency, result shaping.
+
+Tools are synchronous functions run in worker threads under a per-process concurrency limit
+and a per-call deadline. The slot is released by the worker thread itself when the tool
+really returns, so a timed-out tool still occupies its slot until it finishes.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import functools
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any, Final, TypeVar
+
+from django.db import close_old_connections
+from django.utils.module_loading import import_string
+from pydantic import BaseModel, ValidationError
+
+from mcp_tools import _jsonrpc, conf
+from mcp_tools.context import CallContext
+from mcp_tools.exceptions import ToolError, ToolFailure
+from mcp_tools.registry import IDEMPOTENCY_KEY_FIELD, REPLAYED_FIELD, ToolSpec
+
+logger = logging.getLogger(__name__)
+T = TypeVar("T")
+
+# Stable JSON-RPC codes in the implementation-defined band (-32000..-32019). Public API.
+OVERLOADED: Final = -32010
+TIMED_OUT: Final = -32011
+RATE_LIMITED: Final = -32012
+FORBIDDEN: Final = -32013
+UNAUTHENTICATED: Final = -32014
+
+CODE_INVALID_ARGUMENTS: Final = "Tool.InvalidArguments"
+CODE_INTERNAL: Final = "Tool.InternalError"
+CODE_KEY_REUSED: Final = "Idempotency.KeyReused"
+CODE_IN_PROGRESS: Final = "Idempotency.InProgress"
+
+# Worker threads are never the bottleneck: the slot counter is. A timed-out tool keeps its
+# thread and its slot, so threads in use never exceed MAX_CONCURRENT_CALLS.
+MAX_WORKER_THREADS: Final = 64
+
+
+class BoundError(Exception):
+    """A call refused or abandoned by a bound; answered as a JSON-RPC error."""
+
+    def __init__(self, code: int, message: str, data: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class _Slots:
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.in_use = 0
+
+    def try_acquire(self, limit: int) -> bool:
+        with self._lock:
+            if self.in_use >= limit:
+                return False
+            self.in_use += 1
+            return True
+
+    def release(self) -> None:
+        with self._lock:
+            self.in_use -= 1
+
+
+slots = _Slots()
+_executor_lock = threading.Lock()
+_executor: concurrent.futures.ThreadPoolExecutor | None = None
+
+
+def _pool() -> concurrent.futures.ThreadPoolExecutor:
+    global _executor
+    with _executor_lock:
+        if _executor is None:
+            _executor = concurrent.futures.ThreadPoolExecutor(
+                max_workers=MAX_WORKER_THREADS, thread_name_prefix="mcp-tool"
+            )
+        return _executor
+
+
+async def run_bounded(work: Callable[[], T]) -> T:
+    """Run ``work`` in a worker thread within the concurrency limit and the call deadline.
+
+    Raises:
+        BoundError: ``OVERLOADED`` when every slot is taken (nothing ran), ``TIMED_OUT`` when
+            the deadline passed (the work may still be running and finish later).
+    """
+    limit = int(conf.get("MAX_CONCURRENT_CALLS"))
+    timeout = float(conf.get("CALL_TIMEOUT_SECONDS"))
+    if not slots.try_acquire(limit):
+        raise BoundError(
+            OVERLOADED,
+            "Server overloaded: too many tool calls in progress; retry shortly",
+            {"retryAfterSeconds": 1},
+        )
+
+    def in_thread() -> T:
+        try:
+            return work()
+        finally:
+            # Worker threads never see request_finished; without this, each keeps a DB
+            # connection open (or a broken one) for the next call.
+            close_old_connections()
+            slots.release()
+
+    try:
+        future = _pool().submit(in_thread)
+    except BaseException:
+        slots.release()
+        raise
+    try:
+        return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), timeout)
+    except TimeoutError:
+        raise BoundError(
+            TIMED_OUT,
+            f"Tool call exceeded its {timeout:g} s deadline",
+            {"timeoutSeconds": timeout},
+        ) from None
+
+
+@functools.lru_cache(maxsize=8)
+def _translator(path: str) -> Callable[[BaseException], ToolFailure | None]:
+    return import_string(path)
+
+
+def translate(exc: BaseException) -> ToolFailure | None:
+    """``ToolError`` or what the configured translator makes of ``exc``; ``None`` if unknown."""
+    if isinstance(exc, ToolError):
+        return ToolFailure(exc.code, exc.message, exc.data)
+    path = conf.get("ERROR_TRANSLATOR")
+    if path:
+        return _translator(path)(exc)
+    return None
+
+
+def error_result(code: str, message: str, **extra: Any) -> dict[str, Any]:
+    """An ``isError`` result the model can read and act on, with a stable code."""
+    error: dict[str, Any] = {"code": code, "message": message, **extra}
+    return {
+        "content": [{"type": "text", "text": f"{code}: {message}"}],
+        "structuredContent": {"error": error},
+        "isError": True,
+    }
+
+
+def failure_result(failure: ToolFailure) -> dict[str, Any]:
+    extra = {"data": failure.data} if failure.data else {}
+    return error_result(failure.code, failure.message, **extra)
+
+
+def internal_error_result(spec: ToolSpec, request_id: str) -> dict[str, Any]:
+    return error_result(
+        CODE_INTERNAL,
+        f"Error executing tool {spec.name}. Quote request id {request_id} to the operator.",
+        requestId=request_id,
+    )
+
+
+def _summarise(exc: ValidationError) -> list[dict[str, str]]:
+    summary = []
+    for error in exc.errors(include_url=False, include_input=False):
+        location = ".".join(str(part) for part in error["loc"]) or "(arguments)"
+        summary.append({"field": location, "code": error["type"], "message": error["msg"]})
+    return summary
+
+
+def validate_arguments(spec: ToolSpec, arguments: dict[str, Any]) -> BaseModel | dict[str, Any]:
+    """The validated argument model, or an ``isError`` result describing what is wrong."""
+    try:
+        return spec.args_model.model_validate(arguments)
+    except ValidationError as exc:
+        errors = _summarise(exc)
+        listed = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
+        return error_result(CODE_INVALID_ARGUMENTS, f"Invalid arguments: {listed}", errors=errors)
+
+
+def _invoke(spec: ToolSpec, ctx: CallContext, validated: BaseModel) -> Any:
+    if spec.call_style == "model":
+        assert spec.user_model is not None
+        if spec.read_only:
+            return spec.fn(ctx, validated)
+        values = {k: getattr(validated, k) for k in spec.user_model.model_fields}
+        return spec.fn(ctx, spec.user_model.model_construct(**values))
+    return spec.fn(ctx, **{name: getattr(validated, name) for name in spec.param_names})
+
+
+def _structured(spec: ToolSpec, value: Any) -> dict[str, Any]:
+    assert spec.result_model is not None
+    model = (
+        value if isinstance(value, spec.result_model) else spec.result_model.model_validate(value)
+    )
+    return model.model_dump(mode="json", by_alias=True)
+
+
+def success_result(spec: ToolSpec, value: Any) -> dict[str, Any]:
+    """Shape a read tool's return value into a ``CallToolResult``."""
+    if spec.result_kind == "model":
+        return structured_result(_structured(spec, value))
+    if spec.result_kind == "text":
+        return {"content": [{"type": "text", "text": str(value)}], "isError": False}
+    blocks = [
+        block.model_dump(mode="json", by_alias=True, exclude_none=True)
+        if isinstance(block, BaseModel)
+        else block
+        for block in value
+    ]
+    return {"content": blocks, "isError": False}
+
+
+def structured_result(payload: dict[str, Any]) -> dict[str, Any]:
+    # The text copy is for clients that ignore structuredContent (spec SHOULD).
+    text = _jsonrpc.dumps(payload).decode()
+    return {
+        "content": [{"type": "text", "text": text}],
+        "structuredContent": payload,
+        "isError": False,
+    }
+
+
+def run_read(spec: ToolSpec, ctx: CallContext, validated: BaseModel) -> dict[str, Any]:
+    """Worker-thread body of a read tool."""
+    try:
+        return success_result(spec, _invoke(spec, ctx, validated))
+    except Exception as exc:
+        failure = translate(exc)
+        if failure is not None:
+            return failure_result(failure)
+        logger.exception("MCP tool %s failed (request %s)", spec.name, ctx.request_id)
+        return internal_error_result(spec, ctx.request_id)
+
+
+def run_write(spec: ToolSpec, ctx: CallContext, validated: BaseModel) -> dict[str, Any]:
+    """Worker-thread body of a write tool: inside the idempotent unit.
+
+    Domain failures are ``Failure`` (never stored; the claim is released); a replay returns
+    the stored result with ``replayed: true`` and runs nothing.
+    """
+    import idempotency as port
+
+    key: str = getattr(validated, IDEMPOTENCY_KEY_FIELD)
+    arguments = validated.model_dump(mode="json", by_alias=True, exclude={IDEMPOTENCY_KEY_FIELD})
+    scope = port.IdempotencyScope(
+        tenant_id=str(ctx.tenant_id),
+        # The port's keys are at most 64 characters; tool names may be 128.
+        operation_key=port.sha256_hex(spec.operation_key),
+        # Bound to the user as well as the tenant: two members choosing the same key must
+        # never replay each other's results.
+        caller_key=port.sha256_hex(f"{ctx.user_id}:{key}"),
+        fingerprint=port.fingerprint_json(arguments),
+    )
+
+    def work() -> Any:
+        try:
+            value = _invoke(spec, ctx, validated)
+        except Exception as exc:
+            failure = translate(exc)
+            if failure is None:
+                raise
+            return port.Failure(failure)
+        return port.Success(_structured(spec, value))
+
+    try:
+        outcome = port.IdempotentUnit().run(scope, work)
+    except Exception:
+        logger.exception("MCP tool %s failed (request %s)", spec.name, ctx.request_id)
+        return internal_error_result(spec, ctx.request_id)
+    if isinstance(outcome, port.Executed):
+        if isinstance(outcome.result, port.Failure):
+            return failure_result(outcome.result.error)
+        return structured_result({**outcome.result.result, REPLAYED_FIELD: False})
+    if isinstance(outcome, port.Replayed):
+        return structured_result({**outcome.result, REPLAYED_FIELD: True})
+    if isinstance(outcome, port.KeyConflict):
+        return error_result(
+            CODE_KEY_REUSED,
+            "This idempotencyKey was already used with different arguments; "
+            "use a new key for a new write.",
+        )
+    if isinstance(outcome, port.InProgress):
+        retry = max(float(outcome.retry_after), 0.0)
+        return error_result(
+            CODE_IN_PROGRESS,
+            f"An identical call with this idempotencyKey is still running; retry in {retry:g} s.",
+            retryAfterSeconds=retry,
+        )
+    raise TypeError(f"unexpected idempotency outcome {outcome!r}")

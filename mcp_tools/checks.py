@@ -1,0 +1,92 @@
+"""System checks: every mirrored route exists, and the endpoint's prerequisites are in place."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.conf import settings
+from django.core import checks
+
+from mcp_tools import conf
+
+BODY_CAP_MIDDLEWARE = "mcp_tools.middleware.BodyCapMiddleware"
+TENANCY_MIDDLEWARE = "tenancy.middleware.TenancyMiddleware"
+
+
+def route_names(urlconf: str | None = None) -> set[str]:
+    """Every route name in the URLconf (includes flattened, namespaced as ``ns:name``)."""
+    from django.urls import URLPattern, URLResolver, get_resolver
+
+    names: set[str] = set()
+
+    def walk(patterns: list[Any], namespace: str) -> None:
+        for entry in patterns:
+            if isinstance(entry, URLResolver):
+                ns = f"{namespace}{entry.namespace}:" if entry.namespace else namespace
+                walk(entry.url_patterns, ns)
+            elif isinstance(entry, URLPattern) and entry.name:
+                names.add(f"{namespace}{entry.name}")
+
+    walk(get_resolver(urlconf).url_patterns, "")
+    return names
+
+
+@checks.register(checks.Tags.urls)
+def check_mirrors(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    from mcp_tools.registry import default_registry
+
+    known = route_names()
+    errors: list[checks.CheckMessage] = []
+    for spec in default_registry.specs():
+        for route in spec.mirrors:
+            if route not in known:
+                errors.append(
+                    checks.Error(
+                        f"MCP tool {spec.name!r} mirrors route {route!r}, which does not exist.",
+                        hint="Fix the route name in mirrors=, or declare mirrors_no_route=.",
+                        obj=spec.qualname,
+                        id="mcp_tools.E001",
+                    )
+                )
+    return errors
+
+
+@checks.register(checks.Tags.security)
+def check_middleware(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    middleware = list(settings.MIDDLEWARE)
+    errors: list[checks.CheckMessage] = []
+    if BODY_CAP_MIDDLEWARE not in middleware:
+        errors.append(
+            checks.Error(
+                f"{BODY_CAP_MIDDLEWARE} is not in MIDDLEWARE.",
+                hint="Add it right after SecurityMiddleware: the body cap must run before auth.",
+                id="mcp_tools.E002",
+            )
+        )
+    elif TENANCY_MIDDLEWARE in middleware and middleware.index(
+        BODY_CAP_MIDDLEWARE
+    ) > middleware.index(TENANCY_MIDDLEWARE):
+        errors.append(
+            checks.Error(
+                "BodyCapMiddleware runs after TenancyMiddleware.",
+                hint="Oversized bodies must be refused before any token lookup.",
+                id="mcp_tools.E003",
+            )
+        )
+    if TENANCY_MIDDLEWARE not in middleware:
+        errors.append(
+            checks.Error(
+                f"{TENANCY_MIDDLEWARE} is not in MIDDLEWARE; /mcp has no identity.",
+                id="mcp_tools.E004",
+            )
+        )
+    from mcp_tools.calls import MAX_WORKER_THREADS
+
+    if int(conf.get("MAX_CONCURRENT_CALLS")) > MAX_WORKER_THREADS:
+        errors.append(
+            checks.Error(
+                f"MCP_TOOLS_MAX_CONCURRENT_CALLS exceeds {MAX_WORKER_THREADS} worker threads.",
+                id="mcp_tools.E005",
+            )
+        )
+    return errors

@@ -1,0 +1,137 @@
+"""``CallContext``: the one object a tool receives about who is calling.
+
+It is built only by ``CallContext.from_request`` and refuses to exist unless the identity bridge
+did its job on *this* request. There is no half-built instance and no ``is_resolved`` on it: a
+``CallContext`` that exists is valid.
+"""
+
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.http import HttpRequest
+
+from mcp_tools.exceptions import CallContextRefusedError
+from tenancy import ActorContext, FlockScope, Role, TenantContext
+
+# The request the MCP view is serving right now. Set and reset by the view only; a context
+# built anywhere else (a background task, a management command, another request) is refused.
+_request_in_flight: contextvars.ContextVar[HttpRequest | None] = contextvars.ContextVar(
+    "mcp_tools_request_in_flight", default=None
+)
+_FACTORY = object()
+
+REASON_NO_REQUEST = "no HTTP request is in flight"
+REASON_FOREIGN_TENANT = "the tenant was resolved outside the HTTP request's scope"
+REASON_TENANT_UNRESOLVED = "the tenant is unresolved"
+REASON_ACTOR_UNRESOLVED = "the actor is unresolved"
+REASON_SYSTEM_ACTOR = "the actor is a system actor"
+REASON_SCOPE_UNRESOLVED = "the flock scope is unresolved"
+REASON_NOT_FROM_FACTORY = "it must be built by CallContext.from_request"
+
+
+@contextmanager
+def request_in_flight(request: HttpRequest) -> Iterator[None]:
+    """Mark ``request`` as the one being served for the duration of the block."""
+    token = _request_in_flight.set(request)
+    try:
+        yield
+    finally:
+        _request_in_flight.reset(token)
+
+
+@dataclass(frozen=True)
+class CallContext:
+    """Who is calling, resolved once by ``tenancy`` for this request.
+
+    Attributes:
+        tenant, actor, flock_scope: the request's own (resolved) identity objects.
+        request_id: correlates a tool call with the server log.
+        protocol_version: the MCP revision the client speaks on this request.
+    """
+
+    tenant: TenantContext
+    actor: ActorContext
+    flock_scope: FlockScope
+    request_id: str
+    protocol_version: str
+    _factory: object = field(default=None, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        if self._factory is not _FACTORY:
+            raise CallContextRefusedError(REASON_NOT_FROM_FACTORY)
+
+    @classmethod
+    def from_request(
+        cls,
+        request: HttpRequest | None,
+        *,
+        tenant: Any,
+        request_id: str,
+        protocol_version: str,
+    ) -> CallContext:
+        """Build the context for ``request``; ``tenant`` must be that request's own object.
+
+        Raises:
+            CallContextRefusedError: with a distinct ``reason`` per failed precondition, in
+                this order: no request in flight; the tenant is not the request's object
+                (identity, not equality); tenant unresolved; actor unresolved; system actor;
+                flock scope unresolved (``is_resolved``, never ``is_unrestricted``).
+        """
+        if request is None or _request_in_flight.get() is not request:
+            raise CallContextRefusedError(REASON_NO_REQUEST)
+        # Identity, not equality: an equal tenant built elsewhere (another scope, a cache,
+        # a later per-session transport) is exactly the object this check exists to refuse.
+        if tenant is not getattr(request, "tenant", None) or not isinstance(tenant, TenantContext):
+            raise CallContextRefusedError(REASON_FOREIGN_TENANT)
+        if not tenant.is_resolved:
+            raise CallContextRefusedError(REASON_TENANT_UNRESOLVED)
+        actor = getattr(request, "actor", None)
+        if not isinstance(actor, ActorContext) or not actor.is_resolved:
+            raise CallContextRefusedError(REASON_ACTOR_UNRESOLVED)
+        # A system actor has no user and no roles: effective role Worker with no assignments,
+        # i.e. farm-wide flock reach. Never over the network.
+        if actor.is_system or actor.user_id is None:
+            raise CallContextRefusedError(REASON_SYSTEM_ACTOR)
+        scope = getattr(request, "flock_scope", None)
+        # ``is_unrestricted`` defaults to True while unresolved; reading it here would look
+        # like safety and leave the hole open.
+        if not isinstance(scope, FlockScope) or not scope.is_resolved:
+            raise CallContextRefusedError(REASON_SCOPE_UNRESOLVED)
+        return cls(
+            tenant=tenant,
+            actor=actor,
+            flock_scope=scope,
+            request_id=request_id,
+            protocol_version=protocol_version,
+            _factory=_FACTORY,
+        )
+
+    @property
+    def tenant_id(self) -> Any:
+        return self.tenant.id
+
+    @property
+    def user_id(self) -> int:
+        assert self.actor.user_id is not None  # guaranteed by the factory
+        return self.actor.user_id
+
+    @property
+    def email(self) -> str:
+        return self.actor.email
+
+    @property
+    def role(self) -> Role:
+        return self.actor.role
+
+    @property
+    def is_flock_restricted(self) -> bool:
+        return not self.flock_scope.is_unrestricted
+
+    @property
+    def assigned_flock_ids(self) -> frozenset[Any]:
+        return self.flock_scope.assigned_flock_ids

@@ -1,0 +1,485 @@
+"""The ``@tool`` registry: what a Django developer writes, checked when it is written.
+
+Every rule that can be checked without a request is checked at import (decoration) time and
+raises ``ImproperlyConfigured``: names, collisions, the ``CallContext`` parameter, banned
+parameter types, argument and result types, the mirror declaration, the write tool's injected
+``idempotencyKey``. A registered tool is therefore always servable.
+"""
+
+from __future__ import annotations
+
+import inspect
+import re
+import types
+import typing
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass
+from typing import Any, Final, Literal, TypeVar, get_args, get_origin
+
+from django.core.exceptions import ImproperlyConfigured
+from mcp.shared.inbound import find_invalid_x_mcp_header, x_mcp_header_map
+from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic.alias_generators import to_camel
+
+from mcp_tools.context import CallContext
+from tenancy import AUTHENTICATED, ActorContext, FlockScope, Policy, TenantContext
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+TOOL_NAME_RE: Final = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+IDEMPOTENCY_KEY_FIELD: Final = "idempotency_key"
+IDEMPOTENCY_KEY_ALIAS: Final = "idempotencyKey"
+IDEMPOTENCY_KEY_MAX_LENGTH: Final = 255
+REPLAYED_FIELD: Final = "replayed"
+
+ResultKind = Literal["model", "text", "content"]
+
+
+def _banned_types() -> tuple[type, ...]:
+    """Types a tool may never take: ambient identity, the raw request, DB handles, locators.
+
+    A tool that takes any of these could act outside the identity its ``CallContext``
+    proves (guard 7). Supertypes are banned too, so a ``Protocol``-typed escape hatch fails.
+    """
+    from django.apps.registry import Apps
+    from django.core.cache import CacheHandler
+    from django.core.handlers.asgi import ASGIRequest
+    from django.db.backends.base.base import BaseDatabaseWrapper
+    from django.db.backends.utils import CursorWrapper
+    from django.db.utils import ConnectionHandler
+    from django.http import HttpRequest
+    from django.utils.connection import BaseConnectionHandler, ConnectionProxy
+
+    banned: list[type] = [
+        HttpRequest,
+        ASGIRequest,
+        TenantContext,
+        ActorContext,
+        FlockScope,
+        BaseDatabaseWrapper,
+        CursorWrapper,
+        ConnectionHandler,
+        BaseConnectionHandler,
+        ConnectionProxy,
+        CacheHandler,
+        Apps,
+    ]
+    try:
+        from rest_framework.request import Request
+    except ImportError:  # pragma: no cover - DRF is optional for mcp_tools
+        pass
+    else:
+        banned.append(Request)
+    return tuple(banned)
+
+
+def _flatten(annotation: Any) -> Iterator[Any]:
+    """Every type mentioned by an annotation (unions, Optional, Annotated, generics)."""
+    stack = [annotation]
+    while stack:
+        current = stack.pop()
+        yield current
+        origin = get_origin(current)
+        if origin is not None:
+            yield origin
+            stack.extend(arg for arg in get_args(current) if not isinstance(arg, (str, int)))
+
+
+def _is_callable_annotation(annotation: Any) -> bool:
+    origin = get_origin(annotation)
+    import collections.abc as cabc
+
+    return annotation in (Callable, cabc.Callable) or origin in (Callable, cabc.Callable)
+
+
+def banned_parameter_type(annotation: Any) -> str | None:
+    """The name of a banned type mentioned by ``annotation``, or ``None``."""
+    banned = _banned_types()
+    for candidate in _flatten(annotation):
+        if _is_callable_annotation(candidate):
+            return "a callable (factory or service locator)"
+        if isinstance(candidate, type) and candidate is not object:
+            for bad in banned:
+                try:
+                    related = issubclass(candidate, bad) or issubclass(bad, candidate)
+                except TypeError:  # non-runtime protocols cannot be asked
+                    related = False
+                if related:
+                    return bad.__qualname__
+    return None
+
+
+@dataclass(frozen=True)
+class ToolSpec:
+    """A registered tool, fully checked. Immutable; the catalogue is built from these."""
+
+    name: str
+    fn: Callable[..., Any]
+    read_only: bool
+    mirrors: tuple[str, ...]
+    mirrors_no_route: str | None
+    description: str
+    title: str | None
+    policy: Policy
+    destructive: bool
+    args_model: type[BaseModel]
+    call_style: Literal["kwargs", "model"]
+    user_model: type[BaseModel] | None
+    param_names: tuple[str, ...]
+    result_kind: ResultKind
+    result_model: type[BaseModel] | None
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any] | None
+    parameters: tuple[inspect.Parameter, ...]
+    has_param_headers: bool = False  # an argument is mirrored in an Mcp-Param-* header
+
+    @property
+    def qualname(self) -> str:
+        return f"{self.fn.__module__}.{self.fn.__qualname__}"
+
+    @property
+    def operation_key(self) -> str:
+        """The idempotency namespace of this tool: one per tool, never shared (stored as its
+        SHA-256, like the HTTP adapter's ``METHOD:PATH``, so the two can never alias)."""
+        return f"mcp:tool:{self.name}"
+
+    def wire_definition(self) -> dict[str, Any]:
+        """The ``Tool`` object for ``tools/list`` (camelCase wire names)."""
+        definition: dict[str, Any] = {
+            "name": self.name,
+            "description": self.description,
+            "inputSchema": self.input_schema,
+            "annotations": {
+                "readOnlyHint": self.read_only,
+                "destructiveHint": self.destructive,
+                # Writes replay under the same idempotencyKey, so a repeat has no further effect.
+                "idempotentHint": True,
+                "openWorldHint": False,
+            },
+        }
+        if self.title:
+            definition["title"] = self.title
+            definition["annotations"]["title"] = self.title
+        if self.output_schema is not None:
+            definition["outputSchema"] = self.output_schema
+        return definition
+
+
+def _fail(where: str, problem: str) -> ImproperlyConfigured:
+    return ImproperlyConfigured(f"MCP tool {where}: {problem}")
+
+
+def _arguments_config() -> ConfigDict:
+    # Wire names are camelCase (as_of_date <-> asOfDate); Python names are never accepted so
+    # one spelling means one thing. Unknown arguments are refused.
+    return ConfigDict(
+        extra="forbid",
+        alias_generator=to_camel,
+        validate_by_alias=True,
+        validate_by_name=False,
+        serialize_by_alias=True,
+    )
+
+
+def _model_name(name: str, suffix: str) -> str:
+    return "".join(part.capitalize() for part in re.split(r"[._-]+", name) if part) + suffix
+
+
+def _idempotency_key_field() -> tuple[Any, Any]:
+    return (
+        typing.Annotated[
+            str,
+            Field(
+                min_length=1,
+                max_length=IDEMPOTENCY_KEY_MAX_LENGTH,
+                alias=IDEMPOTENCY_KEY_ALIAS,
+                description=(
+                    "A caller-chosen key for this write (e.g. a UUID). Retrying with the same "
+                    "key and arguments returns the first result instead of writing twice."
+                ),
+            ),
+        ],
+        ...,
+    )
+
+
+def _result_kind(where: str, annotation: Any) -> tuple[ResultKind, type[BaseModel] | None]:
+    if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+        return "model", annotation
+    if annotation is str:
+        return "text", None
+    if get_origin(annotation) is list:
+        (item,) = get_args(annotation) or (None,)
+        if get_origin(item) is typing.Annotated:
+            item = get_args(item)[0]
+        union = get_origin(item) in (typing.Union, types.UnionType)
+        candidates = get_args(item) if union else (item,)
+        if all(
+            isinstance(c, type)
+            and issubclass(c, BaseModel)
+            and c.__module__.startswith("mcp_types")
+            for c in candidates
+        ):
+            return "content", None
+    raise _fail(
+        where,
+        "the return annotation must be a pydantic model (structured result), str (text) or "
+        "list[<mcp_types content block>]",
+    )
+
+
+def _check_schema(where: str, schema: dict[str, Any], what: str) -> None:
+    if schema.get("type") != "object":
+        raise _fail(where, f"{what} must be a JSON Schema object (type: object)")
+    try:
+        from jsonschema import Draft202012Validator
+    except ImportError:  # pragma: no cover - jsonschema ships with the mcp SDK
+        return
+    from jsonschema.exceptions import SchemaError
+
+    try:
+        Draft202012Validator.check_schema(schema)
+    except SchemaError as exc:
+        raise _fail(where, f"{what} is not valid JSON Schema 2020-12: {exc.message}") from exc
+
+
+def build_spec(
+    fn: Callable[..., Any],
+    *,
+    name: str,
+    read_only: bool,
+    mirrors: str | Sequence[str] | None,
+    mirrors_no_route: str | None,
+    description: str | None,
+    title: str | None,
+    policy: Policy,
+    destructive: bool | None,
+) -> ToolSpec:
+    """Check ``fn`` against every registration rule and prepare its schemas.
+
+    Raises:
+        ImproperlyConfigured: naming the tool and the rule it breaks.
+    """
+    where = f"{name!r} ({getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', '?')})"
+    if not isinstance(name, str) or not TOOL_NAME_RE.fullmatch(name):
+        raise _fail(where, "the name must match ^[A-Za-z0-9._-]{1,128}$")
+    if not callable(fn) or inspect.iscoroutinefunction(fn):
+        raise _fail(where, "a tool is a plain (synchronous) function; it runs in a worker thread")
+    if not isinstance(policy, Policy):
+        raise _fail(where, "policy must be a tenancy Policy (e.g. tenancy.SALES_FLOW)")
+    routes: tuple[str, ...]
+    if isinstance(mirrors, str):
+        routes = (mirrors,) if mirrors else ()
+    elif mirrors is None:
+        routes = ()
+    else:
+        routes = tuple(mirrors)
+    if bool(routes) == bool(mirrors_no_route):
+        raise _fail(
+            where,
+            'declare exactly one of mirrors="<route name>" or mirrors_no_route="<reason>"',
+        )
+    if any(not isinstance(r, str) or not r for r in routes):
+        raise _fail(where, "mirrors must name routes")
+    text = description or inspect.getdoc(fn)
+    if not text:
+        raise _fail(where, "a description is required (it is the model's only manual)")
+
+    try:
+        hints = typing.get_type_hints(fn, include_extras=True)
+    except Exception as exc:  # a broken annotation is a start-up error, whatever it is
+        raise _fail(where, f"annotations cannot be resolved ({exc})") from exc
+    signature = inspect.signature(fn)
+    params = list(signature.parameters.values())
+    if not params or params[0].kind not in (
+        inspect.Parameter.POSITIONAL_ONLY,
+        inspect.Parameter.POSITIONAL_OR_KEYWORD,
+    ):
+        raise _fail(where, "the first parameter must be `ctx: CallContext`")
+    if hints.get(params[0].name) is not CallContext:
+        raise _fail(where, "the first parameter must be annotated exactly `CallContext`")
+    rest = params[1:]
+    for param in rest:
+        if param.kind in (inspect.Parameter.VAR_POSITIONAL, inspect.Parameter.VAR_KEYWORD):
+            raise _fail(where, f"*{param.name} parameters are not allowed")
+        if param.name not in hints:
+            raise _fail(where, f"parameter {param.name!r} needs a type annotation")
+        banned = banned_parameter_type(hints[param.name])
+        if banned is not None:
+            raise _fail(
+                where,
+                f"parameter {param.name!r} takes {banned}; tools get identity only through "
+                "CallContext and data only through services and selectors",
+            )
+        if param.name == IDEMPOTENCY_KEY_FIELD:
+            raise _fail(where, "idempotency_key is reserved: the framework injects it")
+
+    model_param = None
+    if len(rest) == 1:
+        annotation = hints[rest[0].name]
+        if isinstance(annotation, type) and issubclass(annotation, BaseModel):
+            model_param = rest[0]
+    user_model: type[BaseModel] | None = None
+    arg_model_name = _model_name(name, "Arguments")
+    if model_param is not None:
+        user_model = hints[model_param.name]
+        assert user_model is not None
+        if user_model.model_config.get("extra") != "forbid":
+            raise _fail(where, f'{user_model.__name__} must set model_config extra="forbid"')
+        if IDEMPOTENCY_KEY_FIELD in user_model.model_fields:
+            raise _fail(where, "idempotency_key is reserved: the framework injects it")
+        if read_only:
+            args_model = user_model
+        else:
+            args_model = create_model(  # type: ignore[call-overload]
+                arg_model_name,
+                __base__=user_model,
+                **{IDEMPOTENCY_KEY_FIELD: _idempotency_key_field()},
+            )
+        call_style: Literal["kwargs", "model"] = "model"
+        param_names: tuple[str, ...] = ()
+    else:
+        fields: dict[str, Any] = {}
+        for param in rest:
+            if param.kind is not inspect.Parameter.KEYWORD_ONLY:
+                raise _fail(
+                    where,
+                    f"parameter {param.name!r} must be keyword-only (put `*,` after ctx) or be "
+                    "the single pydantic model argument",
+                )
+            default = ... if param.default is inspect.Parameter.empty else param.default
+            fields[param.name] = (hints[param.name], default)
+        if not read_only:
+            fields[IDEMPOTENCY_KEY_FIELD] = _idempotency_key_field()
+        args_model = create_model(arg_model_name, __config__=_arguments_config(), **fields)
+        call_style = "kwargs"
+        param_names = tuple(p.name for p in rest)
+
+    input_schema = args_model.model_json_schema(by_alias=True)
+    _check_schema(where, input_schema, "inputSchema")
+    header_problem = find_invalid_x_mcp_header(input_schema)
+    if header_problem is not None:
+        raise _fail(where, f"invalid x-mcp-header annotation: {header_problem}")
+    if not read_only and (
+        IDEMPOTENCY_KEY_ALIAS not in input_schema.get("properties", {})
+        or IDEMPOTENCY_KEY_ALIAS not in input_schema.get("required", [])
+    ):
+        raise _fail(where, "a write tool must take a required idempotencyKey")
+
+    if "return" not in hints:
+        raise _fail(where, "a return annotation is required")
+    result_kind, result_model = _result_kind(where, hints["return"])
+    output_schema: dict[str, Any] | None = None
+    if result_model is not None:
+        output_schema = result_model.model_json_schema(by_alias=True, mode="serialization")
+        _check_schema(where, output_schema, "outputSchema")
+        if not read_only:
+            properties = output_schema.setdefault("properties", {})
+            existing = properties.get(REPLAYED_FIELD)
+            if existing is not None and existing.get("type") != "boolean":
+                raise _fail(where, "a write tool's result field 'replayed' must be a bool")
+            properties[REPLAYED_FIELD] = {
+                "type": "boolean",
+                "description": "True when this result is a replay of an earlier identical call.",
+            }
+            required = output_schema.setdefault("required", [])
+            if REPLAYED_FIELD not in required:
+                required.append(REPLAYED_FIELD)
+    elif not read_only:
+        raise _fail(where, "a write tool must return a pydantic model (it carries `replayed`)")
+
+    return ToolSpec(
+        name=name,
+        fn=fn,
+        read_only=read_only,
+        mirrors=routes,
+        mirrors_no_route=mirrors_no_route or None,
+        description=text,
+        title=title,
+        policy=policy,
+        destructive=(not read_only) if destructive is None else (destructive and not read_only),
+        args_model=args_model,
+        call_style=call_style,
+        user_model=user_model,
+        param_names=param_names,
+        result_kind=result_kind,
+        result_model=result_model,
+        input_schema=input_schema,
+        output_schema=output_schema,
+        parameters=tuple(params),
+        has_param_headers=bool(x_mcp_header_map(input_schema)),
+    )
+
+
+class Registry:
+    """Registered tools by name. ``mcp_tools.tool`` registers into the default registry."""
+
+    def __init__(self) -> None:
+        self._tools: dict[str, ToolSpec] = {}
+
+    def tool(
+        self,
+        fn: Any = None,
+        /,
+        *,
+        name: str,
+        read_only: bool = False,
+        mirrors: str | Sequence[str] | None = None,
+        mirrors_no_route: str | None = None,
+        description: str | None = None,
+        title: str | None = None,
+        policy: Policy = AUTHENTICATED,
+        destructive: bool | None = None,
+    ) -> Callable[[F], F]:
+        """Register the decorated function as an MCP tool; returns it unchanged.
+
+        ``read_only`` defaults to False: an undeclared tool is a write tool, gets a required
+        ``idempotencyKey`` and runs inside the idempotent unit (fail-closed).
+
+        Raises:
+            TypeError: used bare (``@tool`` without arguments).
+            ImproperlyConfigured: the tool breaks a registration rule, or its name is taken.
+        """
+        if fn is not None:
+            raise TypeError("use @tool(name=..., ...) with arguments; bare @tool is refused")
+
+        def register(func: F) -> F:
+            spec = build_spec(
+                func,
+                name=name,
+                read_only=read_only,
+                mirrors=mirrors,
+                mirrors_no_route=mirrors_no_route,
+                description=description,
+                title=title,
+                policy=policy,
+                destructive=destructive,
+            )
+            self.add(spec)
+            return func
+
+        return register
+
+    def add(self, spec: ToolSpec) -> None:
+        existing = self._tools.get(spec.name)
+        # Re-importing the same module (autoreload) re-registers the same function.
+        if existing is not None and existing.qualname != spec.qualname:
+            raise ImproperlyConfigured(
+                f"MCP tool name {spec.name!r} is registered twice: by {existing.qualname} "
+                f"and by {spec.qualname}. Tool names are unique per server."
+            )
+        self._tools[spec.name] = spec
+
+    def specs(self) -> list[ToolSpec]:
+        """All registered tools, sorted by name (the catalogue's deterministic order)."""
+        return [self._tools[key] for key in sorted(self._tools)]
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._tools
+
+    def __len__(self) -> int:
+        return len(self._tools)
+
+
+default_registry = Registry()
+tool = default_registry.tool

@@ -1,0 +1,247 @@
+"""Prepared surfaces: per role, the tool catalogue built and serialized once at start-up.
+
+A request only looks up its role's surface (a dict lookup) and writes prepared bytes. The
+catalogue digest binds ``tools/list`` cursors: a cursor from another role, another deployment
+or nobody's imagination is simply not in the surface's cursor table (-32602).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, Final
+
+from mcp_types import SERVER_INFO_META_KEY
+from mcp_types import methods as wire_methods
+from mcp_types.version import (
+    HANDSHAKE_PROTOCOL_VERSIONS,
+    KNOWN_PROTOCOL_VERSIONS,
+    MODERN_PROTOCOL_VERSIONS,
+)
+
+from mcp_tools import _jsonrpc
+from mcp_tools.exceptions import UnknownSurfaceError
+from mcp_tools.registry import Registry, ToolSpec
+from tenancy import Role, evaluate
+
+CURSOR_PREFIX: Final = "mcpc1."
+# tools/list may vary by authorization, so shared caches must not serve one caller's list to
+# another; a zero TTL keeps a role change visible on the next request.
+LIST_TTL_MS: Final = 0
+CACHE_SCOPE: Final = "private"
+
+
+def _probe_actor(role: Role) -> Any:
+    from tenancy.probe import probe_actor
+
+    return probe_actor(role)
+
+
+@dataclass(frozen=True)
+class Surface:
+    """One role's prepared catalogue."""
+
+    key: Role
+    digest: str
+    tools: Mapping[str, ToolSpec]
+    pages: Mapping[str, tuple[bytes, ...]]  # protocol version -> serialized result pages
+    cursors: Mapping[str, int]  # opaque cursor -> page index (>= 1)
+
+    def page(self, version: str, cursor: str | None) -> bytes | None:
+        """The serialized ``tools/list`` result for ``cursor``; ``None`` if it is not ours."""
+        index = 0 if cursor is None else self.cursors.get(cursor)
+        if index is None:
+            return None
+        return self.pages[version][index]
+
+
+@dataclass(frozen=True)
+class Catalogue:
+    """Every surface, plus the results that do not depend on the caller."""
+
+    digest: str
+    surfaces: Mapping[Role, Surface]
+    specs: tuple[ToolSpec, ...]
+    page_size: int
+    initialize_results: Mapping[str, bytes]  # negotiated version -> InitializeResult
+    discover_result: bytes
+    server_info: Mapping[str, Any]
+
+    def surface_for(self, key: object) -> Surface:
+        """The surface for ``key``.
+
+        Raises:
+            UnknownSurfaceError: ``key`` is not a prepared surface key.
+        """
+        surface = self.surfaces.get(key) if isinstance(key, Role) else None
+        if surface is None:
+            raise UnknownSurfaceError(f"no prepared surface for {key!r}")
+        return surface
+
+
+def _canonical(value: Any) -> bytes:
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
+
+
+def _cursor(surface_digest: str, index: int) -> str:
+    raw = hashlib.sha256(f"{surface_digest}:{index}".encode()).digest()[:18]
+    return CURSOR_PREFIX + base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def _serialize(method: str, version: str, result: dict[str, Any]) -> bytes:
+    # The SDK's per-revision sieve: validates the result and drops fields that revision lacks.
+    return _jsonrpc.dumps(wire_methods.serialize_server_result(method, version, result))
+
+
+def _modern_envelope(result: dict[str, Any], server_info: Mapping[str, Any]) -> dict[str, Any]:
+    return {
+        **result,
+        "resultType": "complete",
+        "_meta": {SERVER_INFO_META_KEY: dict(server_info)},
+    }
+
+
+def _capabilities() -> dict[str, Any]:
+    # Advertise only what is served: tools, no list-change notifications (stateless).
+    return {"tools": {"listChanged": False}}
+
+
+def build_catalogue(
+    registry: Registry,
+    *,
+    page_size: int,
+    server_name: str,
+    server_version: str,
+    instructions: str | None = None,
+) -> Catalogue:
+    """Build every role's surface from ``registry``.
+
+    Raises:
+        ImproperlyConfigured: via the SDK sieve when a definition is not a valid wire ``Tool``
+            (a pydantic ``ValidationError`` is re-raised as a configuration error).
+    """
+    from django.core.exceptions import ImproperlyConfigured
+    from pydantic import ValidationError
+
+    if page_size < 1:
+        raise ImproperlyConfigured("MCP_TOOLS_PAGE_SIZE must be at least 1")
+    specs = tuple(registry.specs())
+    definitions = {spec.name: spec.wire_definition() for spec in specs}
+    digest = hashlib.sha256(
+        _canonical([[spec.name, spec.policy.name, definitions[spec.name]] for spec in specs])
+    ).hexdigest()
+    server_info = {"name": server_name, "version": server_version}
+
+    surfaces: dict[Role, Surface] = {}
+    for role in Role:
+        actor = _probe_actor(role)
+        # The same decision function the REST permission classes call.
+        admitted = [spec for spec in specs if evaluate(spec.policy, actor)]
+        surface_digest = hashlib.sha256(
+            f"{digest}:{role.label}:{','.join(s.name for s in admitted)}".encode()
+        ).hexdigest()
+        chunks = [admitted[i : i + page_size] for i in range(0, len(admitted), page_size)] or [[]]
+        cursors = {_cursor(surface_digest, index): index for index in range(1, len(chunks))}
+        by_index = {index: cursor for cursor, index in cursors.items()}
+        pages: dict[str, tuple[bytes, ...]] = {}
+        for version in KNOWN_PROTOCOL_VERSIONS:
+            serialized = []
+            for index, chunk in enumerate(chunks):
+                result: dict[str, Any] = {"tools": [definitions[s.name] for s in chunk]}
+                if index + 1 in by_index:
+                    result["nextCursor"] = by_index[index + 1]
+                if version in MODERN_PROTOCOL_VERSIONS:
+                    result = _modern_envelope(
+                        {**result, "ttlMs": LIST_TTL_MS, "cacheScope": CACHE_SCOPE}, server_info
+                    )
+                try:
+                    serialized.append(_serialize("tools/list", version, result))
+                except ValidationError as exc:
+                    raise ImproperlyConfigured(
+                        f"MCP tools/list page for {role.label} is not valid at {version}: {exc}"
+                    ) from exc
+            pages[version] = tuple(serialized)
+        surfaces[role] = Surface(
+            key=role,
+            digest=surface_digest,
+            tools=MappingProxyType({spec.name: spec for spec in admitted}),
+            pages=MappingProxyType(pages),
+            cursors=MappingProxyType(cursors),
+        )
+
+    initialize_results = {}
+    for version in HANDSHAKE_PROTOCOL_VERSIONS:
+        result = {
+            "protocolVersion": version,
+            "capabilities": _capabilities(),
+            "serverInfo": server_info,
+        }
+        if instructions:
+            result["instructions"] = instructions
+        initialize_results[version] = _serialize("initialize", version, result)
+    discover: dict[str, Any] = {
+        "supportedVersions": list(MODERN_PROTOCOL_VERSIONS),
+        "capabilities": _capabilities(),
+        "ttlMs": LIST_TTL_MS,
+        "cacheScope": CACHE_SCOPE,
+    }
+    if instructions:
+        discover["instructions"] = instructions
+    discover_result = _serialize(
+        "server/discover",
+        MODERN_PROTOCOL_VERSIONS[-1],
+        _modern_envelope(discover, server_info),
+    )
+    return Catalogue(
+        digest=digest,
+        surfaces=MappingProxyType(surfaces),
+        specs=specs,
+        page_size=page_size,
+        initialize_results=MappingProxyType(initialize_results),
+        discover_result=discover_result,
+        server_info=MappingProxyType(server_info),
+    )
+
+
+_active: list[Catalogue] = []
+
+
+def prepare(registry: Registry) -> Catalogue:
+    """Build the catalogue from settings and make it the active one (``AppConfig.ready``)."""
+    from mcp_tools import conf
+
+    catalogue = build_catalogue(
+        registry,
+        page_size=int(conf.get("PAGE_SIZE")),
+        server_name=conf.get("SERVER_NAME"),
+        server_version=conf.get("SERVER_VERSION"),
+        instructions=conf.get("INSTRUCTIONS"),
+    )
+    _active[:] = [catalogue]
+    return catalogue
+
+
+def active_catalogue() -> Catalogue:
+    """The catalogue built at start-up.
+
+    Raises:
+        RuntimeError: the ``mcp_tools`` app has not been made ready (not in INSTALLED_APPS).
+    """
+    if not _active:
+        raise RuntimeError("mcp_tools is not ready: add 'mcp_tools' to INSTALLED_APPS")
+    return _active[-1]
+
+
+@contextmanager
+def activated(catalogue: Catalogue) -> Iterator[Catalogue]:
+    """Serve ``catalogue`` for the duration of the block (tests of paging and staleness)."""
+    _active.append(catalogue)
+    try:
+        yield catalogue
+    finally:
+        _active.remove(catalogue)

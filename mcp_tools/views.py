@@ -1,0 +1,211 @@
+"""``POST /mcp``: the one MCP endpoint, plus clean JSON 404s for OAuth discovery probes.
+
+Order of checks (each answered before the next runs): method (405) → Origin (403) →
+authentication (401) → Content-Type (400) → Accept (406) → rate limit (429) → strict envelope
+(400) → era ladder → dispatch. The body cap (413) runs earlier still, in
+``BodyCapMiddleware``, before authentication.
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from typing import Any, Final
+from urllib.parse import urlsplit
+
+from asgiref.sync import sync_to_async
+from django.http import HttpRequest, HttpResponse
+from django.views.decorators.csrf import csrf_exempt
+from django_ratelimit.core import get_usage
+
+from idempotency import handles_own_idempotency
+from mcp_tools import _jsonrpc, conf, protocol
+from mcp_tools.calls import FORBIDDEN, RATE_LIMITED, UNAUTHENTICATED
+from mcp_tools.context import CallContext, request_in_flight
+from mcp_tools.exceptions import CallContextRefusedError, UnknownSurfaceError
+from mcp_tools.middleware import body_cap
+from mcp_tools.surfaces import active_catalogue
+from tenancy import TenantContext
+
+logger = logging.getLogger(__name__)
+security_logger = logging.getLogger("cluck.security.mcp")
+
+JSON: Final = "application/json"
+RATE_GROUP: Final = "mcp_tools.mcp"
+
+
+def _json(status: int, body: bytes | None, headers: dict[str, str] | None = None) -> HttpResponse:
+    response = HttpResponse(body or b"", status=status, content_type=JSON)
+    for name, value in (headers or {}).items():
+        response[name] = value
+    return response
+
+
+def _error(status: int, code: int, message: str, **headers: str) -> HttpResponse:
+    return _json(status, _jsonrpc.error_bytes(None, code, message), headers)
+
+
+def origin_allowed(origin: str, patterns: list[str]) -> bool:
+    """``origin`` matches one of ``patterns`` (``scheme://host[:port]``, port ``*`` = any)."""
+    try:
+        parts = urlsplit(origin)
+        port = parts.port
+    except ValueError:
+        return False
+    if not parts.scheme or not parts.hostname:
+        return False
+    for pattern in patterns:
+        if pattern == origin:
+            return True
+        if pattern.endswith(":*"):
+            base = urlsplit(pattern[:-2])
+            if base.scheme == parts.scheme and base.hostname == parts.hostname:
+                return True
+        elif port is None and pattern.rstrip("/") == origin.rstrip("/"):
+            return True
+    return False
+
+
+def _media_type(value: str) -> str:
+    return value.split(";", 1)[0].strip().lower()
+
+
+def accepts_json(accept: str | None) -> bool:
+    """An absent Accept admits anything (RFC 9110 §12.5.1)."""
+    if accept is None:
+        return True
+    for item in accept.split(","):
+        media, _, params = item.partition(";")
+        media = media.strip().lower()
+        if "q=0" in params.replace(" ", "") and "q=0." not in params.replace(" ", ""):
+            continue
+        if media in (JSON, "application/*", "*/*"):
+            return True
+    return False
+
+
+def _rate_key(group: str, request: HttpRequest) -> str:
+    actor = request.actor  # type: ignore[attr-defined]
+    if actor.token_id is not None:
+        return f"token:{actor.token_id}"
+    return f"user:{actor.user_id}"
+
+
+def _rate_usage(request: HttpRequest) -> dict[str, Any] | None:
+    return get_usage(
+        request,
+        group=RATE_GROUP,
+        key=_rate_key,
+        rate=conf.get("RATE"),
+        method=["POST"],
+        increment=True,
+    )
+
+
+def _challenge() -> HttpResponse:
+    # No OAuth authorization server is published (RFC 9728 metadata 404s), so the challenge
+    # is the plain Bearer scheme: clients configure a static personal access token.
+    return _error(
+        401,
+        UNAUTHENTICATED,
+        "Authentication required: send Authorization: Bearer <token>",
+        **{"WWW-Authenticate": 'Bearer realm="mcp"'},
+    )
+
+
+@csrf_exempt
+@handles_own_idempotency
+@body_cap
+async def mcp_view(request: HttpRequest) -> HttpResponse:
+    """Serve one MCP JSON-RPC message statelessly. Never issues ``Mcp-Session-Id``."""
+    if request.method != "POST":
+        response = _error(405, -32600, "Method not allowed: this endpoint serves POST only")
+        response["Allow"] = "POST"
+        return response
+    origin = request.headers.get("Origin")
+    if origin is not None and not origin_allowed(origin, list(conf.get("ALLOWED_ORIGINS"))):
+        security_logger.warning("MCP request from a foreign Origin refused: %s", origin)
+        return _error(403, -32600, "Forbidden: Origin not allowed")
+    tenant = getattr(request, "tenant", None)
+    if not isinstance(tenant, TenantContext) or not tenant.is_resolved:
+        return _challenge()
+    if _media_type(request.headers.get("Content-Type", "")) != JSON:
+        return _error(400, -32600, "Invalid Content-Type header: expected application/json")
+    if not accepts_json(request.headers.get("Accept")):
+        return _error(406, -32600, "Not Acceptable: the client must accept application/json")
+    usage = await sync_to_async(_rate_usage)(request)
+    if usage is not None and usage["should_limit"]:
+        retry_after = str(max(int(usage["time_left"]), 1))
+        return _error(
+            429, RATE_LIMITED, "Rate limit exceeded; retry later", **{"Retry-After": retry_after}
+        )
+
+    try:
+        message = _jsonrpc.parse_message(
+            request.body,
+            max_depth=int(conf.get("MAX_JSON_DEPTH")),
+            max_nodes=int(conf.get("MAX_JSON_NODES")),
+            max_id_length=int(conf.get("MAX_ID_LENGTH")),
+        )
+    except _jsonrpc.EnvelopeError as exc:
+        reply = protocol.envelope_error(False, exc)
+        return _json(reply.status, reply.body)
+
+    era = protocol.detect_era(request.headers.get("MCP-Protocol-Version"), message)
+    if message.kind == "notification":
+        if era.modern:
+            refused = protocol.modern_notification(era, message)
+            if refused is not None:
+                return _json(refused.status, refused.body)
+        return HttpResponse(status=202)
+    if message.kind == "response":
+        # Handshake-era clients may post responses (we never send requests, so there is
+        # nothing to match them to); 2026-07-28 clients must not send them at all.
+        if era.modern:
+            return _json(protocol.INVALID_BODY_REPLY.status, protocol.INVALID_BODY_REPLY.body)
+        return HttpResponse(status=202)
+    if era.modern:
+        refused = protocol.check_modern_envelope(message, request.headers)
+        if refused is not None:
+            return _json(refused.status, refused.body)
+
+    request_id = uuid.uuid4().hex
+    catalogue = active_catalogue()
+    with request_in_flight(request):
+        try:
+            ctx = CallContext.from_request(
+                request, tenant=tenant, request_id=request_id, protocol_version=era.version
+            )
+        except CallContextRefusedError:
+            logger.exception("MCP call context refused (request %s)", request_id)
+            return _error(500, -32603, f"Internal error (request id {request_id})")
+        try:
+            surface = catalogue.surface_for(ctx.role)
+        except UnknownSurfaceError:
+            security_logger.warning("MCP caller without a surface refused: %r", ctx.role)
+            return _error(403, FORBIDDEN, "Forbidden: no tools are available to this role")
+        reply = await protocol.dispatch(
+            message,
+            era=era,
+            ctx=ctx,
+            surface=surface,
+            catalogue=catalogue,
+            headers=request.headers,
+        )
+    return _json(reply.status, reply.body)
+
+
+def oauth_metadata_not_found(request: HttpRequest, **kwargs: Any) -> HttpResponse:
+    """A JSON 404 for OAuth discovery probes (Claude Code probes even with a static bearer)."""
+    return _json(
+        404,
+        _jsonrpc.dumps(
+            {
+                "error": "not_found",
+                "error_description": (
+                    "This server publishes no OAuth metadata; use a personal access token "
+                    "in the Authorization header."
+                ),
+            }
+        ),
+    )

@@ -1,0 +1,378 @@
+"""``/mcp`` HTTP behaviour in both eras, driven in-process through the full middleware stack."""
+
+from __future__ import annotations
+
+import io
+import json
+
+import pytest
+from django.http import HttpResponse
+from django.test import RequestFactory, override_settings
+
+from mcp_tools.middleware import BodyCapMiddleware
+from tests.mcp_tools.conftest import HANDSHAKE, MODERN, McpClient, modern_meta
+
+pytestmark = pytest.mark.django_db
+
+
+def _json(response):
+    return json.loads(response.content)
+
+
+def _no_session(response):
+    assert "Mcp-Session-Id" not in response
+    assert "mcp-session-id" not in {k.lower() for k in response.headers}
+
+
+# --- HTTP layer ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("method", ["GET", "DELETE", "PUT", "PATCH"])
+def test_non_post_methods_are_405_with_allow_post(mcp_client, method):
+    client = mcp_client()
+    response = client.client.generic(method, "/mcp", headers=client.headers())
+    assert response.status_code == 405
+    assert response["Allow"] == "POST"
+
+
+def test_foreign_origin_is_403_and_allowed_or_absent_origins_pass(mcp_client):
+    client = mcp_client()
+    assert client.message("ping", Origin="http://evil.example").status_code == 403
+    assert client.message("ping", Origin="http://localhost:5173").status_code == 200
+    assert client.message("ping").status_code == 200
+
+
+def test_missing_bearer_is_401_with_a_bearer_challenge(anonymous):
+    response = anonymous.message("ping")
+    assert response.status_code == 401
+    assert response["WWW-Authenticate"].startswith("Bearer")
+    assert _json(response)["id"] is None
+
+
+def test_invalid_bearer_is_401_from_the_tenancy_middleware(db):
+    response = McpClient("ck_not-a-real-token").message("ping")
+    assert response.status_code == 401
+    assert 'error="invalid_token"' in response["WWW-Authenticate"]
+
+
+def test_non_json_content_type_is_400(mcp_client):
+    response = mcp_client().post_raw(
+        '{"jsonrpc":"2.0","id":1,"method":"ping"}', content_type="text/plain"
+    )
+    assert response.status_code == 400
+
+
+def test_accept_without_json_is_406(mcp_client):
+    assert mcp_client().message("ping", Accept="text/event-stream").status_code == 406
+
+
+def test_oversized_body_is_413_before_authentication(db):
+    """Guard 29: the cap runs before auth — an invalid bearer with a big body gets 413, not 401.
+
+    Mutation: move BodyCapMiddleware after TenancyMiddleware in MIDDLEWARE → red (401).
+    """
+    big = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": "a" * 40000}})
+    response = McpClient("ck_not-a-real-token").post_raw(big)
+    assert response.status_code == 413
+    assert _json(response)["error"]["code"] == -32600
+
+
+@override_settings(MCP_TOOLS_MAX_BODY_BYTES=100)
+def test_body_cap_counts_bytes_actually_read_not_only_content_length():
+    """A body longer than its (absent) Content-Length is still refused.
+
+    Mutation: return early when CONTENT_LENGTH is absent → red.
+    """
+    request = RequestFactory().post("/mcp", data=b"x" * 500, content_type="application/json")
+    del request.META["CONTENT_LENGTH"]
+    request._stream = io.BytesIO(b"x" * 500)
+    response = BodyCapMiddleware(lambda r: HttpResponse("through"))(request)
+    assert response.status_code == 413
+    small = RequestFactory().post("/mcp", data=b"y" * 50, content_type="application/json")
+    assert BodyCapMiddleware(lambda r: HttpResponse(r.body))(small).content == b"y" * 50
+
+
+# --- strict envelope -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    ("body", "code"),
+    [
+        ("{not json", -32700),
+        ('{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":NaN}}', -32700),
+        ('{"jsonrpc":"2.0","id":1,"id":2,"method":"ping"}', -32600),
+        ('[{"jsonrpc":"2.0","id":1,"method":"ping"}]', -32600),
+        (
+            '{"jsonrpc":"2.0","id":1,"method":"ping","params":' + '{"a":' * 40 + "1" + "}" * 41,
+            -32600,
+        ),
+        (
+            '{"jsonrpc":"2.0","id":1,"method":"ping","params":{"a":['
+            + ",".join(["0"] * 5000)
+            + "]}}",
+            -32600,
+        ),
+        ('{"jsonrpc":"2.0","id":"' + "x" * 200 + '","method":"ping"}', -32600),
+        ('{"jsonrpc":"2.0","id":true,"method":"ping"}', -32600),
+        ('{"jsonrpc":"1.0","id":1,"method":"ping"}', -32600),
+        ('"just a string"', -32600),
+    ],
+    ids=[
+        "malformed",
+        "nan",
+        "duplicate-key",
+        "batch",
+        "depth",
+        "nodes",
+        "id-length",
+        "bool-id",
+        "version",
+        "scalar",
+    ],
+)
+def test_malformed_envelopes_are_refused_with_400(mcp_client, body, code):
+    response = mcp_client().post_raw(body)
+    assert response.status_code == 400
+    assert _json(response)["error"]["code"] == code
+
+
+@pytest.mark.parametrize("headers", [{}, {"MCP-Protocol-Version": MODERN}])
+def test_notifications_and_posted_responses_get_202_and_no_body(mcp_client, headers):
+    client = mcp_client()
+    response = client.post_raw('{"jsonrpc":"2.0","method":"notifications/initialized"}', **headers)
+    assert (response.status_code, response.content) == (202, b"")
+    legacy = client.post_raw('{"jsonrpc":"2.0","id":9,"result":{}}')
+    assert (legacy.status_code, legacy.content) == (202, b"")
+
+
+# --- handshake era ---------------------------------------------------------------------------
+
+
+def test_initialize_negotiates_and_creates_no_session(mcp_client):
+    client = mcp_client()
+    params = {
+        "protocolVersion": HANDSHAKE,
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    }
+    response = client.message("initialize", params)
+    _no_session(response)
+    result = _json(response)["result"]
+    assert result["protocolVersion"] == HANDSHAKE
+    assert result["capabilities"] == {"tools": {"listChanged": False}}
+    offered = client.rpc("initialize", {**params, "protocolVersion": "1999-01-01"})
+    assert offered["result"]["protocolVersion"] == HANDSHAKE
+    old = client.rpc("initialize", {**params, "protocolVersion": "2025-03-26"})
+    assert old["result"]["protocolVersion"] == "2025-03-26"
+
+
+def test_initialize_and_tools_list_need_no_idempotency_key(mcp_client):
+    """Guard 18: the view is exempt from the HTTP adapter (it carries the marker).
+
+    Mutation: drop ``@handles_own_idempotency`` from ``mcp_view`` → red (400 for a POST
+    without an Idempotency-Key).
+    """
+    client = mcp_client()
+    params = {
+        "protocolVersion": HANDSHAKE,
+        "capabilities": {},
+        "clientInfo": {"name": "t", "version": "1"},
+    }
+    assert client.message("initialize", params).status_code == 200
+    response = client.message("tools/list", {}, **{"MCP-Protocol-Version": HANDSHAKE})
+    assert response.status_code == 200
+    assert "tools" in _json(response)["result"]
+
+
+def test_ping_and_unknown_methods_in_the_handshake_era(mcp_client):
+    client = mcp_client()
+    assert client.rpc("ping")["result"] == {}
+    response = client.message("resources/list", {})
+    assert response.status_code == 200
+    assert _json(response)["error"]["code"] == -32601
+
+
+def test_no_session_state_survives_between_requests(mcp_client):
+    """Guard 8: a second request never sees anything of the first.
+
+    Mutation: cache the negotiated version (or the CallContext) in a module global keyed by
+    nothing → red (the second caller would see the first's version or identity).
+    """
+    owner = mcp_client("Owner")
+    worker = mcp_client("Worker")
+    init = owner.message(
+        "initialize",
+        {
+            "protocolVersion": "2024-11-05",
+            "capabilities": {},
+            "clientInfo": {"name": "t", "version": "1"},
+        },
+    )
+    _no_session(init)
+    first = owner.call("mcptest_whoami")["result"]["structuredContent"]
+    second = worker.rpc("tools/call", {"name": "mcptest_whoami"})["result"]["structuredContent"]
+    assert first["role"] == "Owner" and second["role"] == "Worker"
+    assert first["user_id"] != second["user_id"]
+    assert second["protocol_version"] == "2025-03-26"  # header-less: the spec default
+    assert first["protocol_version"] == HANDSHAKE
+
+
+# --- 2026-07-28 ------------------------------------------------------------------------------
+
+
+def test_discover_and_modern_results_carry_the_envelope(mcp_client):
+    client = mcp_client()
+    response = client.modern("server/discover")
+    _no_session(response)
+    result = _json(response)["result"]
+    assert result["supportedVersions"] == [MODERN]
+    assert result["capabilities"] == {"tools": {"listChanged": False}}
+    assert result["resultType"] == "complete"
+    assert "io.modelcontextprotocol/serverInfo" in result["_meta"]
+    listed = _json(client.modern("tools/list"))["result"]
+    assert (listed["resultType"], listed["cacheScope"], listed["ttlMs"]) == (
+        "complete",
+        "private",
+        0,
+    )
+    called = _json(client.modern("tools/call", {"name": "mcptest_whoami", "arguments": {}}))
+    assert called["result"]["resultType"] == "complete"
+    assert called["result"]["structuredContent"]["protocol_version"] == MODERN
+
+
+def test_modern_unknown_method_is_404_and_initialize_is_not_served(mcp_client):
+    client = mcp_client()
+    for method in ("resources/list", "initialize", "ping"):
+        response = client.modern(method)
+        assert response.status_code == 404, method
+        assert _json(response)["error"]["code"] == -32601
+
+
+@pytest.mark.parametrize(
+    "headers",
+    [
+        {"Mcp-Method": "tools/list"},
+        {"Mcp-Name": "mcptest_crash"},
+        {"MCP-Protocol-Version": "2025-11-25"},
+    ],
+    ids=["method-mismatch", "name-mismatch", "version-mismatch"],
+)
+def test_modern_header_mismatches_are_400_header_mismatch(mcp_client, headers):
+    client = mcp_client()
+    params = {"name": "mcptest_whoami", "arguments": {}, "_meta": modern_meta()}
+    base = {
+        "MCP-Protocol-Version": MODERN,
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "mcptest_whoami",
+        **headers,
+    }
+    response = client.message("tools/call", params, **base)
+    assert response.status_code == 400
+    assert _json(response)["error"]["code"] == -32020
+
+
+def test_modern_missing_headers_are_400(mcp_client):
+    client = mcp_client()
+    params = {"_meta": modern_meta()}
+    missing_method = client.message("tools/list", params, **{"MCP-Protocol-Version": MODERN})
+    assert (missing_method.status_code, _json(missing_method)["error"]["code"]) == (400, -32020)
+    missing_version = client.message("tools/list", params, **{"Mcp-Method": "tools/list"})
+    assert (missing_version.status_code, _json(missing_version)["error"]["code"]) == (400, -32020)
+
+
+def test_unsupported_protocol_version_is_400_with_the_supported_list(mcp_client):
+    client = mcp_client()
+    meta = {**modern_meta(), "io.modelcontextprotocol/protocolVersion": "2099-01-01"}
+    response = client.message(
+        "tools/list",
+        {"_meta": meta},
+        **{"MCP-Protocol-Version": "2099-01-01", "Mcp-Method": "tools/list"},
+    )
+    assert response.status_code == 400
+    error = _json(response)["error"]
+    assert error["code"] == -32022
+    assert error["data"]["supported"] == [MODERN]
+
+
+# --- tools/call outcomes ---------------------------------------------------------------------
+
+
+def test_unknown_and_hidden_tools_are_the_same_invalid_params_error(mcp_client):
+    worker = mcp_client("Worker")
+    unknown = worker.call("no_such_tool")
+    hidden = worker.call("mcptest_owner_report")
+    assert unknown["error"]["code"] == hidden["error"]["code"] == -32602
+    assert "result" not in hidden
+    owner = mcp_client("Owner")
+    assert owner.call("mcptest_owner_report")["result"]["isError"] is False
+    modern = worker.modern("tools/call", {"name": "mcptest_owner_report", "arguments": {}})
+    assert (modern.status_code, _json(modern)["error"]["code"]) == (400, -32602)
+
+
+def test_arguments_are_camel_case_validated_and_unknown_ones_refused(mcp_client):
+    client = mcp_client()
+    ok = client.call("mcptest_whoami", {"asOfDate": "2026-03-04"})["result"]
+    assert ok["structuredContent"]["as_of_date"] == "2026-03-04"
+    assert json.loads(ok["content"][0]["text"]) == ok["structuredContent"]
+    for arguments in ({"as_of_date": "2026-03-04"}, {"asOfDate": "not a date"}, {"bogus": 1}):
+        result = client.call("mcptest_whoami", arguments)["result"]
+        assert result["isError"] is True
+        assert result["structuredContent"]["error"]["code"] == "Tool.InvalidArguments"
+
+
+def test_domain_errors_and_unexpected_exceptions_become_is_error(mcp_client, caplog):
+    client = mcp_client()
+    domain = client.call("test_error_handling")["result"]
+    assert domain["isError"] is True
+    assert domain["structuredContent"]["error"]["code"] == "Conformance.Intentional"
+    crash = client.call("mcptest_crash")["result"]
+    assert crash["isError"] is True
+    error = crash["structuredContent"]["error"]
+    assert error["code"] == "Tool.InternalError"
+    assert "secret internal detail" not in json.dumps(crash)
+    assert error["requestId"] in caplog.text and "secret internal detail" in caplog.text
+
+
+def test_content_block_tools_return_their_blocks(mcp_client):
+    result = mcp_client().call("test_multiple_content_types")["result"]
+    assert [block["type"] for block in result["content"]] == ["text", "image", "resource"]
+    assert "structuredContent" not in result
+
+
+@override_settings(MCP_TOOLS_RATE="2/m")
+def test_rate_limit_per_token_is_429_with_retry_after(mcp_client):
+    """Mutation: skip the ``get_usage`` check in the view → red."""
+    client = mcp_client()
+    other = mcp_client()
+    assert client.message("ping").status_code == 200
+    assert client.message("ping").status_code == 200
+    limited = client.message("ping")
+    assert limited.status_code == 429
+    assert int(limited["Retry-After"]) >= 1
+    body = _json(limited)
+    assert body["id"] is None and body["error"]["code"] == -32012
+    assert other.message("ping").status_code == 200  # per token, not global
+
+
+def test_oauth_discovery_probes_get_a_clean_json_404(client):
+    for path in (
+        "/.well-known/oauth-authorization-server",
+        "/.well-known/oauth-protected-resource",
+        "/.well-known/oauth-protected-resource/mcp",
+    ):
+        response = client.get(path)
+        assert response.status_code == 404
+        assert response["Content-Type"] == "application/json"
+        assert json.loads(response.content)["error"] == "not_found"
+
+
+def test_mcp_path_is_served_exactly_without_a_redirect(mcp_client):
+    client = mcp_client()
+    response = client.client.generic(
+        "POST",
+        "/mcp/",
+        '{"jsonrpc":"2.0","id":1,"method":"ping"}',
+        content_type="application/json",
+        headers=client.headers(),
+    )
+    assert response.status_code == 404  # never a 301 that turns the POST into a GET

@@ -1,0 +1,262 @@
+"""Tools registered for tests only (auto-installed test app; never shipped).
+
+Two groups: the fixtures the official conformance suite calls by name, and ``mcptest_*``
+tools whose behaviour the guard tests control.
+"""
+
+from __future__ import annotations
+
+import base64
+import datetime as dt
+import threading
+import uuid
+from typing import Annotated
+
+from mcp_types import (
+    AudioContent,
+    EmbeddedResource,
+    ImageContent,
+    TextContent,
+    TextResourceContents,
+)
+from pydantic import BaseModel, ConfigDict, Field
+
+from mcp_tools import CallContext, ToolError, tool
+from tenancy import OWNER_ONLY, PRODUCTION_WRITE
+from tests.testapps.mcp_fixtures import controls
+
+FIXTURE = "conformance-suite fixture (test app only)"
+TEST_TOOL = "test tool for the mcp_tools guards (test app only)"
+
+# 1x1 red PNG and a 44-byte silent WAV header: minimal valid media.
+RED_PIXEL_PNG = (
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mP8z8DwHwAFBQIAX8jx0gAAAAB"
+    "JRU5ErkJggg=="
+)
+SILENT_WAV = base64.b64encode(
+    b"RIFF$\x00\x00\x00WAVEfmt \x10\x00\x00\x00\x01\x00\x01\x00\x40\x1f\x00\x00\x80>\x00\x00"
+    b"\x02\x00\x10\x00data\x00\x00\x00\x00"
+).decode()
+
+
+# --- conformance fixtures ------------------------------------------------------------------
+
+
+@tool(
+    name="test_simple_text",
+    read_only=True,
+    mirrors_no_route=FIXTURE,
+    description="Returns a fixed text.",
+)
+def simple_text(ctx: CallContext) -> str:
+    return "This is a simple text response for testing."
+
+
+@tool(
+    name="test_image_content",
+    read_only=True,
+    mirrors_no_route=FIXTURE,
+    description="Returns a 1x1 PNG.",
+)
+def image_content(ctx: CallContext) -> list[ImageContent]:
+    return [ImageContent(type="image", data=RED_PIXEL_PNG, mime_type="image/png")]
+
+
+@tool(
+    name="test_audio_content",
+    read_only=True,
+    mirrors_no_route=FIXTURE,
+    description="Returns a silent WAV.",
+)
+def audio_content(ctx: CallContext) -> list[AudioContent]:
+    return [AudioContent(type="audio", data=SILENT_WAV, mime_type="audio/wav")]
+
+
+@tool(
+    name="test_embedded_resource",
+    read_only=True,
+    mirrors_no_route=FIXTURE,
+    description="Returns an embedded text resource.",
+)
+def embedded_resource(ctx: CallContext) -> list[EmbeddedResource]:
+    return [
+        EmbeddedResource(
+            type="resource",
+            resource=TextResourceContents(
+                uri="test://embedded-resource",
+                mime_type="text/plain",
+                text="This is an embedded resource content.",
+            ),
+        )
+    ]
+
+
+@tool(
+    name="test_multiple_content_types",
+    read_only=True,
+    mirrors_no_route=FIXTURE,
+    description="Returns text, an image and a resource.",
+)
+def multiple_content_types(ctx: CallContext) -> list[TextContent | ImageContent | EmbeddedResource]:
+    return [
+        TextContent(type="text", text="Multiple content types test:"),
+        ImageContent(type="image", data=RED_PIXEL_PNG, mime_type="image/png"),
+        EmbeddedResource(
+            type="resource",
+            resource=TextResourceContents(
+                uri="test://mixed-content-resource",
+                mime_type="application/json",
+                text='{"test":"data","value":123}',
+            ),
+        ),
+    ]
+
+
+@tool(
+    name="test_error_handling",
+    read_only=True,
+    mirrors_no_route=FIXTURE,
+    description="Always fails.",
+)
+def error_handling(ctx: CallContext) -> str:
+    raise ToolError(
+        "Conformance.Intentional", "This tool intentionally returns an error for testing"
+    )
+
+
+class Address(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+    street: str | None = None
+    city: str | None = None
+
+
+class SchemaArguments(BaseModel):
+    model_config = ConfigDict(
+        extra="forbid",
+        json_schema_extra={"$schema": "https://json-schema.org/draft/2020-12/schema"},
+    )
+    name: str | None = None
+    address: Address | None = None
+
+
+@tool(
+    name="json_schema_2020_12_tool",
+    read_only=True,
+    mirrors_no_route=FIXTURE,
+    description="Tool with JSON Schema 2020-12 features",
+)
+def json_schema_tool(ctx: CallContext, arguments: SchemaArguments) -> str:
+    return f"name={arguments.name}"
+
+
+# --- guard test tools ------------------------------------------------------------------------
+
+
+class WhoAmI(BaseModel):
+    tenant_id: int
+    user_id: int
+    role: str
+    protocol_version: str
+    is_flock_restricted: bool
+    as_of_date: dt.date | None = None
+
+
+@tool(
+    name="mcptest_whoami",
+    read_only=True,
+    mirrors="me",
+    title="Who am I",
+    description="The caller's identity as the call context sees it.",
+)
+def whoami(ctx: CallContext, *, as_of_date: dt.date | None = None) -> WhoAmI:
+    return WhoAmI(
+        tenant_id=ctx.tenant_id,
+        user_id=ctx.user_id,
+        role=ctx.role.label,
+        protocol_version=ctx.protocol_version,
+        is_flock_restricted=ctx.is_flock_restricted,
+        as_of_date=as_of_date,
+    )
+
+
+class Report(BaseModel):
+    secret: str
+
+
+@tool(
+    name="mcptest_owner_report",
+    read_only=True,
+    policy=OWNER_ONLY,
+    mirrors_no_route=TEST_TOOL,
+    description="Owner-only report (role filtering).",
+)
+def owner_report(ctx: CallContext) -> Report:
+    return Report(secret="owners only")
+
+
+class Note(BaseModel):
+    note_id: str
+    text: str
+
+
+@tool(
+    name="mcptest_record_note",
+    policy=PRODUCTION_WRITE,
+    mirrors_no_route=TEST_TOOL,
+    destructive=False,
+    description="Records a note (write tool).",
+)
+def record_note(
+    ctx: CallContext, *, text: Annotated[str, Field(max_length=200)], pages: int = 1
+) -> Note:
+    controls.ran("mcptest_record_note")
+    return Note(note_id=uuid.uuid4().hex, text=text)
+
+
+@tool(
+    name="mcptest_record_other",
+    policy=PRODUCTION_WRITE,
+    mirrors_no_route=TEST_TOOL,
+    destructive=False,
+    description="Records another note (a second write tool).",
+)
+def record_other(ctx: CallContext, *, text: str, pages: int = 1) -> Note:
+    controls.ran("mcptest_record_other")
+    return Note(note_id=uuid.uuid4().hex, text=text)
+
+
+@tool(
+    name="mcptest_refuse",
+    policy=PRODUCTION_WRITE,
+    mirrors_no_route=TEST_TOOL,
+    description="A write that fails with a domain error.",
+)
+def refuse(ctx: CallContext, *, text: str) -> Note:
+    controls.ran("mcptest_refuse")
+    raise ToolError("Test.Refused", f"refused: {text}", {"text": text})
+
+
+@tool(
+    name="mcptest_crash",
+    read_only=True,
+    mirrors_no_route=TEST_TOOL,
+    description="Fails unexpectedly.",
+)
+def crash(ctx: CallContext) -> str:
+    raise RuntimeError("secret internal detail")
+
+
+class Blocked(BaseModel):
+    released: bool
+    thread: str
+
+
+@tool(
+    name="mcptest_block",
+    read_only=True,
+    mirrors_no_route=TEST_TOOL,
+    description="Blocks until released or until maxSeconds pass.",
+)
+def block(ctx: CallContext, *, max_seconds: float = 5.0) -> Blocked:
+    released = controls.release.wait(max_seconds)
+    return Blocked(released=released, thread=threading.current_thread().name)
