@@ -157,6 +157,10 @@ SPECTACULAR_SETTINGS = {
     "COMPONENT_SPLIT_REQUEST": True,
     # Expands cluck.api.base.MethodRoutes (one path, several named routes) into the schema.
     "DEFAULT_GENERATOR_CLASS": "cluck.api.schema.CluckSchemaGenerator",
+    "ENUM_NAME_OVERRIDES": {
+        "SalesOrderStatusEnum": "cluck.models.SalesOrder.Status",
+        "PaymentMethodEnum": "cluck.models.Payment.Method",
+    },
 }
 
 # --- tenancy ---------------------------------------------------------------------------------

@@ -11,7 +11,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema, extend_schema_field
+from drf_spectacular.utils import (
+    OpenApiParameter,
+    OpenApiResponse,
+    extend_schema,
+    extend_schema_field,
+)
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
@@ -96,6 +101,20 @@ class ProblemSerializer(serializers.Serializer[Any]):
     code = serializers.CharField()
     detail = serializers.CharField()
     errors = FieldProblemSerializer(many=True, required=False)  # type: ignore[assignment]
+
+
+def _id_param(name: str, description: str) -> OpenApiParameter:
+    """A primary key in the path: a positive integer (the URL converter matches digits only)."""
+    return OpenApiParameter(
+        name,
+        {"type": "integer", "minimum": 1, "maximum": DB_ID_MAX},
+        OpenApiParameter.PATH,
+        description=description,
+    )
+
+
+CUSTOMER_ID = _id_param("customer_id", "Customer id.")
+ORDER_ID = _id_param("order_id", "Sales order id.")
 
 
 def _problems(*statuses: int) -> dict[Any, Any]:
@@ -221,6 +240,7 @@ class CustomerDetailApi(APIView):
 
     @extend_schema(
         operation_id="customer-detail",
+        parameters=[CUSTOMER_ID],
         tags=[TAG_CUSTOMERS],
         summary="One customer.",
         responses={200: CustomerOutputSerializer, **_problems(404)},
@@ -412,6 +432,7 @@ class SalesOrderDetailApi(APIView):
 
     @extend_schema(
         operation_id="sales-order-detail",
+        parameters=[ORDER_ID],
         tags=[TAG_ORDERS],
         summary="One order with its lines.",
         responses={200: OrderDetailOutputSerializer, **_problems(404)},
@@ -429,6 +450,7 @@ class SalesOrderConfirmApi(APIView):
 
     @extend_schema(
         operation_id="sales-order-confirm",
+        parameters=[ORDER_ID],
         tags=[TAG_ORDERS],
         summary="Confirm a Draft: allocate stock FIFO (oldest lots first), all or nothing.",
         description=(
@@ -480,6 +502,7 @@ class OrderPaymentListApi(APIView):
 
     @extend_schema(
         operation_id="order-payment-list",
+        parameters=[ORDER_ID],
         tags=[TAG_PAYMENTS],
         summary="An order's payments (voided ones flagged), paid and outstanding.",
         responses={200: OrderPaymentsOutputSerializer, **_problems(404)},
@@ -510,6 +533,7 @@ class PaymentRecordApi(APIView):
 
     @extend_schema(
         operation_id="payment-record",
+        parameters=[ORDER_ID],
         tags=[TAG_PAYMENTS],
         summary="Record a payment against a Confirmed order (no overpayment).",
         description=(
