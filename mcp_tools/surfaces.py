@@ -142,8 +142,9 @@ def build_catalogue(
         actor = _probe_actor(role)
         # The same decision function the REST permission classes call.
         admitted = [spec for spec in specs if evaluate(spec.policy, actor)]
+        # Bound to the page size too: a cursor from another paging must not land mid-list.
         surface_digest = hashlib.sha256(
-            f"{digest}:{role.label}:{','.join(s.name for s in admitted)}".encode()
+            f"{digest}:{page_size}:{role.label}:{','.join(s.name for s in admitted)}".encode()
         ).hexdigest()
         chunks = [admitted[i : i + page_size] for i in range(0, len(admitted), page_size)] or [[]]
         cursors = {_cursor(surface_digest, index): index for index in range(1, len(chunks))}

@@ -1,0 +1,75 @@
+"""Concurrency limit and call deadline: stable JSON-RPC errors; a slot outlives its timeout.
+
+Tiny budgets (fractions of a second) because these bounds are about time.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+from django.db import connection
+from django.test import override_settings
+
+from mcp_tools import calls
+from tests.testapps.mcp_fixtures import controls
+
+pytestmark = pytest.mark.django_db(transaction=True)
+
+
+@pytest.fixture(autouse=True)
+def _released_afterwards():
+    controls.release.clear()
+    yield
+    controls.release.set()
+    _wait_for(lambda: calls.slots.in_use == 0)
+
+
+def _wait_for(condition, timeout=10.0):
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, "condition not met in time"
+        time.sleep(0.01)
+
+
+@override_settings(MCP_TOOLS_MAX_CONCURRENT_CALLS=1)
+def test_a_call_beyond_the_concurrency_limit_is_overloaded(mcp_client):
+    """Mutation: make ``_Slots.try_acquire`` always succeed → red."""
+    blocked_client, other = mcp_client(), mcp_client()
+    outcome = {}
+
+    def blocked_call():
+        try:
+            outcome["r"] = blocked_client.call("mcptest_block")
+        finally:
+            connection.close()  # the test client keeps this thread's connection open
+
+    thread = threading.Thread(target=blocked_call)
+    thread.start()
+    _wait_for(lambda: calls.slots.in_use == 1)
+    refused = other.call("mcptest_whoami")
+    assert refused["error"]["code"] == calls.OVERLOADED
+    controls.release.set()
+    thread.join(10)
+    assert outcome["r"]["result"]["structuredContent"]["released"] is True
+    assert other.call("mcptest_whoami")["result"]["isError"] is False
+
+
+@override_settings(MCP_TOOLS_MAX_CONCURRENT_CALLS=1, MCP_TOOLS_CALL_TIMEOUT_SECONDS=0.3)
+def test_a_timed_out_tool_keeps_its_slot_until_it_really_returns(mcp_client):
+    """The deadline answers the client; the thread still runs and still holds its slot.
+
+    Mutation: release the slot in ``run_bounded`` on timeout instead of in the worker
+    thread's ``finally`` → red (the follow-up call would run instead of being overloaded).
+    """
+    client = mcp_client()
+    started = time.monotonic()
+    timed_out = client.call("mcptest_block", {"maxSeconds": 10})
+    assert timed_out["error"]["code"] == calls.TIMED_OUT
+    assert time.monotonic() - started < 5
+    assert calls.slots.in_use == 1
+    assert client.call("mcptest_whoami")["error"]["code"] == calls.OVERLOADED
+    controls.release.set()
+    _wait_for(lambda: calls.slots.in_use == 0)
+    assert client.call("mcptest_whoami")["result"]["isError"] is False
