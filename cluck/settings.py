@@ -124,6 +124,13 @@ else:
         }
     }
 
+# cluck.cache.AtomicDatabaseCache makes incr atomic (row lock), which is what W001 is about.
+SILENCED_SYSTEM_CHECKS = ["django_ratelimit.W001"]
+
+# Test runs (and the servers they start) hash passwords fast; never set this in production.
+if _env_bool("CLUCK_FAST_PASSWORD_HASHER", False):
+    PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
 ]
@@ -172,6 +179,7 @@ IDEMPOTENCY_LEASE_SECONDS = float(os.environ.get("IDEMPOTENCY_LEASE_SECONDS", "3
 IDEMPOTENCY_MAX_WAIT_SECONDS = float(os.environ.get("IDEMPOTENCY_MAX_WAIT_SECONDS", "30"))
 
 # --- mcp_tools -------------------------------------------------------------------------------
+MCP_TOOLS_ERROR_TRANSLATOR = "cluck.mcp_errors.translate_domain_error"
 MCP_TOOLS_ALLOWED_ORIGINS = _env_list(
     "MCP_TOOLS_ALLOWED_ORIGINS",
     ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],

