@@ -10,14 +10,14 @@ from django.utils import timezone
 
 from idempotency import IdempotencyScope
 from idempotency.models import IdempotencyRecord
-from tests.testapps.idem.controls import HOLD
+from tests.testapps.idem.controls import HOLDS
 from tests.testapps.idem.models import SideEffect
 
 
 @pytest.fixture(autouse=True)
 def _reset_hold() -> Any:
     yield
-    HOLD.reset()
+    HOLDS.reset()
 
 
 @pytest.fixture(autouse=True)

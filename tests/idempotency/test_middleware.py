@@ -23,7 +23,8 @@ from idempotency.fingerprint import sha256_hex
 from idempotency.models import IdempotencyRecord
 from tests.factories import FarmFactory, MembershipFactory, bearer_for
 from tests.idempotency.conftest import doctor_in_progress, effects
-from tests.testapps.idem.controls import HOLD
+from tests.testapps.idem.controls import HOLDS
+from tests.testapps.idem.models import SideEffect
 
 CUSTOMERS = "/api/v1/customers/"
 EFFECTS = "/idem-test/effects/"
@@ -327,46 +328,51 @@ def test_two_users_of_one_farm_with_the_same_key_on_their_own_me_write_both_exec
 @pytest.mark.django_db(transaction=True)
 @override_settings(IDEMPOTENCY_LEASE_SECONDS=0.3, IDEMPOTENCY_MAX_WAIT_SECONDS=5)
 def test_a_stolen_lease_rolls_the_slow_requests_writes_back_and_it_replays_the_winner() -> None:
-    """A slow request (held by the test app's ``HOLD`` after writing its side effect) outlives
-    its 0.3 s lease; a retry steals the claim and completes; the slow one's publish fails.
+    """A slow request (held by the test app after writing its side effect) outlives its 0.3 s
+    lease; a retry steals the claim and is held too. The slow one is released first and tries
+    to publish while the retry still runs; then the retry is released and publishes.
 
     Mutation: drop ``lease_owner=owner`` from the publish UPDATE → the slow request publishes
-    over the winner and its side-effect row (attempt "slow") survives → red.
+    over the live thief, its side-effect row (attempt "slow") survives and the retry replays
+    it → red.
     """
     farm = FarmFactory()
     membership: Any = MembershipFactory(tenant=farm)
     bearer = bearer_for(membership)
-
-    def client() -> APIClient:
-        c = APIClient()
-        c.credentials(HTTP_AUTHORIZATION=f"Bearer {bearer}")
-        return c
-
     key = str(uuid.uuid4())
-    slow_response: list[Any] = []
+    responses: dict[str, Any] = {}
 
-    def slow() -> None:
+    def send(attempt: str) -> None:
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Bearer {bearer}")
         try:
-            slow_response.append(
-                post(client(), EFFECTS, {"label": "x"}, key, HTTP_X_ATTEMPT="slow")
-            )
+            responses[attempt] = post(client, EFFECTS, {"label": "x"}, key, HTTP_X_ATTEMPT=attempt)
         finally:
             connection.close()
 
-    HOLD.arm()
-    thread = threading.Thread(target=slow)
-    thread.start()
-    assert HOLD.entered.wait(timeout=10)
+    slow, retry = HOLDS["slow"], HOLDS["retry"]
+    slow.arm()
+    retry.arm()
+    slow_thread = threading.Thread(target=send, args=("slow",))
+    slow_thread.start()
+    assert slow.entered.wait(timeout=10)
     time.sleep(0.4)  # the slow request's lease is now expired
-    winner = post(client(), EFFECTS, {"label": "x"}, key, HTTP_X_ATTEMPT="retry")
-    HOLD.release()
-    thread.join(timeout=15)
+    retry_thread = threading.Thread(target=send, args=("retry",))
+    retry_thread.start()
+    assert retry.entered.wait(timeout=10)  # the retry stole the claim and is mid-execution
+    slow.release()
+    # Correct code: the slow request's publish fails and it polls for the winner (still
+    # running after this bounded wait). Mutated: it publishes and finishes.
+    slow_thread.join(timeout=0.5)
+    retry.release()
+    retry_thread.join(timeout=15)
+    slow_thread.join(timeout=15)
+
+    assert list(SideEffect.objects.values_list("attempt", flat=True)) == ["retry"]
+    winner, loser = responses["retry"], responses["slow"]
     assert winner.status_code == 201
+    assert "Idempotent-Replayed" not in winner
     assert winner.json()["attempt"] == "retry"
-    (loser,) = slow_response
     assert loser.status_code == 201
     assert loser["Idempotent-Replayed"] == "true"
     assert loser.content == winner.content
-    from tests.testapps.idem.models import SideEffect
-
-    assert list(SideEffect.objects.values_list("attempt", flat=True)) == ["retry"]

@@ -216,35 +216,49 @@ def test_ambiguous_commit_replays_our_own_published_result() -> None:
     assert effects() == ["landed"]
 
 
+@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_lease_stolen_mid_execution_rolls_the_losers_work_back() -> None:
-    """The loser outlives its tiny lease; mid-run a second thread steals the expired lease,
-    executes and publishes. The loser's publish then matches no row: its work is rolled back
-    and it replays the winner.
+    """The loser outlives its tiny lease; mid-run a second thread steals the expired lease and
+    starts executing. The loser then tries to publish while the thief is still running: the
+    publish matches no row, the loser's work is rolled back and it replays the thief's result.
 
-    Mutation: drop ``lease_owner=owner`` from the publish UPDATE → the loser overwrites the
-    winner (Executed) and its side-effect row survives → red.
+    Mutation: drop ``lease_owner=owner`` from the publish UPDATE → the loser publishes over
+    the live thief, its side-effect row survives (and the thief rolls back instead) → red.
     """
     scope = make_scope()
     unit = IdempotentUnit(lease_seconds=0.2, max_wait_seconds=5, poll_interval=0.02)
-    winner: list[Any] = []
+    thief_in_work = threading.Event()
+    thief: list[Any] = []
 
-    def winner_run() -> None:
+    def thief_work() -> Success:
+        SideEffect.objects.create(tenant_id="t1", label="winner")
+        thief_in_work.set()
+        # Give the loser a bounded chance to publish while we still run: with a correct
+        # publish its row never becomes visible, so this waits the whole 0.5 s.
+        deadline = time.monotonic() + 0.5
+        while time.monotonic() < deadline and not SideEffect.objects.filter(label="loser"):
+            time.sleep(0.02)
+        return Success({"by": "winner"})
+
+    def thief_run() -> None:
         try:
-            winner.append(unit.run(scope, writes("winner", {"by": "winner"})))
+            thief.append(unit.run(scope, thief_work))
         finally:
             connection.close()
 
+    thread = threading.Thread(target=thief_run)
+
     def loser_work() -> Success:
         time.sleep(0.3)  # outlive the 0.2 s lease: we are now presumed dead
-        thief = threading.Thread(target=winner_run)
-        thief.start()
-        thief.join(timeout=10)
+        thread.start()
+        assert thief_in_work.wait(timeout=10)
         SideEffect.objects.create(tenant_id="t1", label="loser")
         return Success({"by": "loser"})
 
     outcome = unit.run(scope, loser_work)
-    assert winner == [Executed(Success({"by": "winner"}))]
+    thread.join(timeout=10)
+    assert thief == [Executed(Success({"by": "winner"}))]
     assert outcome == Replayed({"by": "winner"})
     assert effects() == ["winner"]
 

@@ -1,4 +1,4 @@
-"""In-process switches for the controllable handlers (tests run them in threads)."""
+"""In-process switches for the controllable handlers (tests run requests in threads)."""
 
 from __future__ import annotations
 
@@ -37,4 +37,22 @@ class Hold:
             self._released.wait(timeout=15)
 
 
-HOLD = Hold()
+class Holds:
+    """One ``Hold`` per attempt name (the ``X-Attempt`` header of a request)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._holds: dict[str, Hold] = {}
+
+    def __getitem__(self, attempt: str) -> Hold:
+        with self._lock:
+            return self._holds.setdefault(attempt, Hold())
+
+    def reset(self) -> None:
+        with self._lock:
+            holds, self._holds = list(self._holds.values()), {}
+        for hold in holds:
+            hold.reset()
+
+
+HOLDS = Holds()

@@ -8,7 +8,7 @@ from typing import Any
 from django.http import HttpRequest, HttpResponse, JsonResponse
 from django.views.decorators.csrf import csrf_exempt
 
-from tests.testapps.idem.controls import HOLD
+from tests.testapps.idem.controls import HOLDS
 from tests.testapps.idem.models import SideEffect
 
 
@@ -25,7 +25,7 @@ def effect(request: HttpRequest, **kwargs: Any) -> HttpResponse:
         label=str(body.get("label", "")),
         attempt=request.headers.get("X-Attempt", ""),
     )
-    HOLD.pass_through()
+    HOLDS[row.attempt].pass_through()
     if body.get("raise"):
         raise RuntimeError("handler exploded after its side effect")
     status = int(body.get("status", 201))
