@@ -160,3 +160,67 @@ def token_client(*, farm: Farm, roles: list[str]) -> Any:
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Bearer {bearer_for(membership)}")
     return client
+
+
+# --- production (farms with default grades, person callers) ------------------------------------
+
+
+def provisioned_farm(**overrides: Any) -> Farm:
+    """A farm made by the real ``farm_create`` service: it has the default grade set."""
+    from cluck.services.farms import farm_create
+
+    n = next(_provisioned_numbers)
+    fields: dict[str, Any] = {
+        "code": f"prov-{n}",
+        "name": f"Provisioned farm {n}",
+        "currency_code": "PHP",
+        "currency_minor_unit": 2,
+        "time_zone": "Asia/Manila",
+        "label": "test:provisioned_farm",
+    }
+    fields.update(overrides)
+    return farm_create(**fields)
+
+
+_provisioned_numbers = iter(range(1, 10**9))
+
+
+def grade_named(farm: Farm, name: str) -> EggGrade:
+    grade: EggGrade = EggGrade.objects.for_tenant(farm).get(name=name)
+    return grade
+
+
+def person_caller(
+    *, farm: Farm, roles: list[str], assigned_flocks: list[Flock] | None = None
+) -> Any:
+    """A ``Caller`` for a new member of ``farm``, resolved exactly as the middleware does:
+    effective role from ``roles``, flock scope from the real resolver and assignment rows."""
+    from cluck.caller import Caller
+    from cluck.models import WorkerAssignment
+    from cluck.scope import resolve_flock_scope
+    from tenancy import ActorContext, FlockScope, TenantContext, effective_role
+
+    membership = MembershipFactory.create(tenant=farm, roles=roles, user__password=None)
+    for flock in assigned_flocks or []:
+        WorkerAssignment.all_tenants.create(farm=farm, membership=membership, flock=flock)
+    tenant = TenantContext()
+    tenant.resolve(farm)
+    actor = ActorContext()
+    actor.resolve(
+        user=membership.user,
+        membership_id=membership.pk,
+        roles=tuple(roles),
+        role=effective_role(roles),
+    )
+    unrestricted, flock_ids = resolve_flock_scope(tenant=tenant, actor=actor)
+    scope = FlockScope()
+    scope.resolve(unrestricted=unrestricted, flock_ids=flock_ids)
+    return Caller(tenant=tenant, actor=actor, scope=scope, channel="http")
+
+
+def token_client_for(membership: Membership) -> Any:
+    from rest_framework.test import APIClient
+
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Bearer {bearer_for(membership)}")
+    return client
