@@ -29,7 +29,7 @@ def uvicorn_url(django_db_setup: Any) -> Iterator[str]:
 def bearer(transactional_db: Any, settings: Any) -> str:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     membership = MembershipFactory(tenant=FarmFactory(), roles=["Admin"])
-    return bearer_for(membership)
+    return bearer_for(membership)  # type: ignore[arg-type]
 
 
 def _http(bearer: str) -> httpx2.AsyncClient:

@@ -63,12 +63,19 @@ def test_two_real_write_tools_with_the_same_key_never_collide(mcp_client):
 
 
 def test_same_key_from_two_members_of_one_tenant_never_replays(mcp_client):
+    """Keys are tenant-scoped like the HTTP adapter's, but the acting user is part of the
+    fingerprint: another member's reuse is refused, never answered with the first result.
+
+    Mutation: drop ``"user"`` from the fingerprint in ``run_write`` → red (the worker gets
+    the owner's stored result as a replay)."""
     owner = mcp_client("Owner")
     worker = mcp_client("Worker", farm=owner.membership.tenant)
     args = {"text": "same", "idempotencyKey": "shared-key"}
-    first = _structured(owner.call("mcptest_record_note", args))
-    second = _structured(worker.call("mcptest_record_note", args))
-    assert second["replayed"] is False and second["note_id"] != first["note_id"]
+    _structured(owner.call("mcptest_record_note", args))
+    result = worker.call("mcptest_record_note", args)["result"]
+    assert result["isError"] is True
+    assert result["structuredContent"]["error"]["code"] == "Idempotency.KeyReused"
+    assert controls.executions["mcptest_record_note"] == 1
 
 
 def test_a_domain_failure_releases_the_claim(mcp_client):

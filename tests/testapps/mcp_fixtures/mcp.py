@@ -7,10 +7,11 @@ tools whose behaviour the guard tests control.
 from __future__ import annotations
 
 import base64
+import copy
 import datetime as dt
 import threading
 import uuid
-from typing import Annotated
+from typing import Annotated, Any
 
 from mcp_types import (
     AudioContent,
@@ -20,6 +21,7 @@ from mcp_types import (
     TextResourceContents,
 )
 from pydantic import BaseModel, ConfigDict, Field
+from pydantic.alias_generators import to_camel
 
 from mcp_tools import CallContext, ToolError, tool
 from tenancy import OWNER_ONLY, PRODUCTION_WRITE
@@ -124,19 +126,44 @@ def error_handling(ctx: CallContext) -> str:
     )
 
 
-class Address(BaseModel):
-    model_config = ConfigDict(extra="forbid")
-    street: str | None = None
-    city: str | None = None
+# The suite's JSON Schema 2020-12 fixture, verbatim (SEP-1613 / SEP-2106 keywords preserved).
+SCHEMA_2020_12: dict[str, Any] = {
+    "$schema": "https://json-schema.org/draft/2020-12/schema",
+    "type": "object",
+    "$defs": {
+        "address": {
+            "$anchor": "addressDef",
+            "type": "object",
+            "properties": {"street": {"type": "string"}, "city": {"type": "string"}},
+        }
+    },
+    "properties": {
+        "name": {"type": "string"},
+        "address": {"$ref": "#/$defs/address"},
+        "contactMethod": {"type": "string", "enum": ["phone", "email"]},
+        "phone": {"type": "string"},
+        "email": {"type": "string"},
+    },
+    "allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+    "if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+    "then": {"required": ["phone"]},
+    "else": {"required": ["email"]},
+    "additionalProperties": False,
+}
 
 
 class SchemaArguments(BaseModel):
-    model_config = ConfigDict(
-        extra="forbid",
-        json_schema_extra={"$schema": "https://json-schema.org/draft/2020-12/schema"},
-    )
+    model_config = ConfigDict(extra="forbid", alias_generator=to_camel)
     name: str | None = None
-    address: Address | None = None
+    address: dict[str, str] | None = None
+    contact_method: str | None = None
+    phone: str | None = None
+    email: str | None = None
+
+    @classmethod
+    def model_json_schema(cls, *args: Any, **kwargs: Any) -> dict[str, Any]:
+        # The suite checks these keywords survive verbatim; pydantic would rename and inline.
+        return copy.deepcopy(SCHEMA_2020_12)
 
 
 @tool(
@@ -147,6 +174,37 @@ class SchemaArguments(BaseModel):
 )
 def json_schema_tool(ctx: CallContext, arguments: SchemaArguments) -> str:
     return f"name={arguments.name}"
+
+
+class CustomHeaderResult(BaseModel):
+    region: str
+    priority: int
+
+
+@tool(
+    name="test_custom_headers",
+    read_only=True,
+    mirrors_no_route=FIXTURE,
+    description="Arguments mirrored in Mcp-Param-* headers (SEP-2243).",
+)
+def custom_headers(
+    ctx: CallContext,
+    *,
+    region: Annotated[str, Field(json_schema_extra={"x-mcp-header": "Region"})],
+    priority: Annotated[int, Field(json_schema_extra={"x-mcp-header": "Priority"})] = 0,
+    query: str = "",
+) -> CustomHeaderResult:
+    return CustomHeaderResult(region=region, priority=priority)
+
+
+@tool(
+    name="test_logging_tool",
+    read_only=True,
+    mirrors_no_route=FIXTURE,
+    description="Returns text; this server never sends log notifications.",
+)
+def logging_tool(ctx: CallContext) -> str:
+    return "no log notifications are ever sent by this server"
 
 
 # --- guard test tools ------------------------------------------------------------------------
