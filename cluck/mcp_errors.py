@@ -6,9 +6,8 @@ envelope or ORM type does.
 
 from __future__ import annotations
 
-from mcp_tools import ToolFailure
-
 from cluck.errors import CluckError, FieldError
+from mcp_tools import ToolFailure
 
 
 def translate_domain_error(exc: BaseException) -> ToolFailure | None:

@@ -251,10 +251,14 @@ def run_write(spec: ToolSpec, ctx: CallContext, validated: BaseModel) -> dict[st
         tenant_id=str(ctx.tenant_id),
         # The port's keys are at most 64 characters; tool names may be 128.
         operation_key=port.sha256_hex(spec.operation_key),
-        # Bound to the user as well as the tenant: two members choosing the same key must
-        # never replay each other's results.
-        caller_key=port.sha256_hex(f"{ctx.user_id}:{key}"),
-        fingerprint=port.fingerprint_json(arguments),
+        # Tenant-scoped, exactly like the HTTP adapter's caller key (SHA-256 of the raw key):
+        # one key space per tenant, namespaced per tool by the operation key. Keeping the two
+        # adapters' caller keys identical is what makes guard 19 (HTTP and MCP never alias)
+        # a real test of the operation-key namespaces.
+        caller_key=port.sha256_hex(key),
+        # The acting user is part of the request: a second member reusing the key is refused
+        # (KeyReused), never handed the first member's result.
+        fingerprint=port.fingerprint_json({"arguments": arguments, "user": ctx.user_id}),
     )
 
     def work() -> Any:

@@ -63,19 +63,17 @@ def test_two_real_write_tools_with_the_same_key_never_collide(mcp_client):
 
 
 def test_same_key_from_two_members_of_one_tenant_never_replays(mcp_client):
-    """Keys are tenant-scoped like the HTTP adapter's, but the acting user is part of the
-    fingerprint: another member's reuse is refused, never answered with the first result.
-
-    Mutation: drop ``"user"`` from the fingerprint in ``run_write`` → red (the worker gets
-    the owner's stored result as a replay)."""
+    """The acting user is part of the fingerprint: a second member reusing a key is refused,
+    never handed the first member's result. Mutation: drop ``user`` from the fingerprint → red."""
     owner = mcp_client("Owner")
     worker = mcp_client("Worker", farm=owner.membership.tenant)
     args = {"text": "same", "idempotencyKey": "shared-key"}
-    _structured(owner.call("mcptest_record_note", args))
-    result = worker.call("mcptest_record_note", args)["result"]
-    assert result["isError"] is True
-    assert result["structuredContent"]["error"]["code"] == "Idempotency.KeyReused"
-    assert controls.executions["mcptest_record_note"] == 1
+    first = _structured(owner.call("mcptest_record_note", args))
+    second = worker.call("mcptest_record_note", args)["result"]
+    assert first["replayed"] is False
+    assert second["isError"] is True
+    assert second["structuredContent"]["error"]["code"] == "Idempotency.KeyReused"
+    assert first["note_id"] not in str(second)
 
 
 def test_a_domain_failure_releases_the_claim(mcp_client):
