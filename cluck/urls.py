@@ -43,3 +43,5 @@ urlpatterns = [
 ]
 
 urlpatterns += [path("", include(module)) for module in settings.CLUCK_EXTRA_URLCONFS]
+
+handler404 = "cluck.api.errors.not_found_view"

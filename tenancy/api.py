@@ -10,7 +10,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.decorators import method_decorator
 from django_ratelimit.decorators import ratelimit
-from drf_spectacular.utils import extend_schema
+from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
@@ -36,6 +36,28 @@ def _tenant_model() -> Any:
     return apps.get_model(conf.get("TENANT_MODEL"))
 
 
+class AuthProblemSerializer(serializers.Serializer[Any]):
+    """RFC 9457 problem details (``code`` is the stable machine code)."""
+
+    type = serializers.CharField()
+    title = serializers.CharField()
+    status = serializers.IntegerField()
+    code = serializers.CharField()
+    detail = serializers.CharField()
+
+
+def _problems(*codes: int) -> dict[Any, Any]:
+    return {
+        (code, "application/problem+json"): OpenApiResponse(AuthProblemSerializer) for code in codes
+    }
+
+
+def _client_ip(group: str, request: Any) -> str:
+    # Behind some ASGI servers or test clients REMOTE_ADDR is absent; count those together
+    # rather than failing the login.
+    return str(request.META.get("REMOTE_ADDR") or "unknown")
+
+
 def _membership_id(request: Request) -> int:
     membership_id = request_actor(request).membership_id
     if membership_id is None:  # IsTenantMember admits only resolved people
@@ -57,7 +79,7 @@ class TokenOutputSerializer(serializers.Serializer[Any]):
 
 @ignores_ambient_credentials
 @method_decorator(
-    ratelimit(key="ip", rate=lambda group, request: conf.get("LOGIN_RATE"), block=True),
+    ratelimit(key=_client_ip, rate=lambda group, request: conf.get("LOGIN_RATE"), block=True),
     name="post",
 )
 class LoginApi(APIView):
@@ -66,7 +88,7 @@ class LoginApi(APIView):
 
     @extend_schema(
         request=LoginInputSerializer,
-        responses={200: TokenOutputSerializer},
+        responses={200: TokenOutputSerializer, **_problems(400, 401, 429)},
         auth=[],
         summary="Exchange farm code, email and password for a short-lived bearer token.",
     )
@@ -125,7 +147,10 @@ class MeOutputSerializer(serializers.Serializer[Any]):
 class MeApi(APIView):
     permission_classes = [IsTenantMember]
 
-    @extend_schema(responses={200: MeOutputSerializer}, summary="Who am I, in which farm.")
+    @extend_schema(
+        responses={200: MeOutputSerializer, **_problems(401)},
+        summary="Who am I, in which farm.",
+    )
     def get(self, request: Request) -> Response:
         actor = request_actor(request)
         tenant = request._request.tenant.instance  # type: ignore[attr-defined]
@@ -188,7 +213,10 @@ class TokenListSerializer(serializers.Serializer[Any]):
 class TokenListCreateApi(APIView):
     permission_classes = [IsTenantMember]
 
-    @extend_schema(responses={200: TokenListSerializer}, summary="My personal access tokens.")
+    @extend_schema(
+        responses={200: TokenListSerializer, **_problems(401)},
+        summary="My personal access tokens.",
+    )
     def get(self, request: Request) -> Response:
         tokens = list(
             AccessToken.objects.filter(
@@ -200,7 +228,7 @@ class TokenListCreateApi(APIView):
 
     @extend_schema(
         request=TokenCreateInputSerializer,
-        responses={201: TokenCreatedSerializer},
+        responses={201: TokenCreatedSerializer, **_problems(400, 401)},
         summary="Create a personal access token for this farm (the secret is shown once).",
     )
     def post(self, request: Request) -> Response:
@@ -220,7 +248,11 @@ class TokenListCreateApi(APIView):
 class TokenRevokeApi(APIView):
     permission_classes = [IsTenantMember]
 
-    @extend_schema(request=None, responses={204: None}, summary="Revoke one of my tokens.")
+    @extend_schema(
+        request=None,
+        responses={204: None, **_problems(401, 404)},
+        summary="Revoke one of my tokens.",
+    )
     def delete(self, request: Request, token_id: int) -> Response:
         token = AccessToken.objects.filter(
             pk=token_id, membership_id=_membership_id(request)

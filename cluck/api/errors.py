@@ -51,7 +51,12 @@ def problem(
     }
     if errors is not None:
         body["errors"] = errors
-    body.update(extra)
+    for key, value in extra.items():
+        # Domain data never overwrites the problem's own members (type, status, code, ...).
+        if key in body:
+            body.setdefault("data", {})[key] = value
+        else:
+            body[key] = value
     response = Response(body, status=status, headers=headers, content_type=PROBLEM_CONTENT_TYPE)
     return response
 
@@ -137,3 +142,14 @@ def _code_for(exc: drf.APIException) -> str:
 
 def _public_data(exc: CluckError) -> dict[str, Any]:
     return {key: value for key, value in exc.data.items() if not key.startswith("_")}
+
+
+def not_found_view(request: Any, exception: Exception | None = None) -> Any:
+    """``handler404``: problem JSON under the API and MCP paths, Django's page elsewhere."""
+    from django.views.defaults import page_not_found
+
+    from tenancy.problems import problem_response
+
+    if request.path.startswith(("/api/", "/mcp")):
+        return problem_response(status=404, code="Cluck.NotFound", title="Not found.")
+    return page_not_found(request, exception or Exception("not found"))

@@ -70,7 +70,10 @@ def test_a_revoked_token_is_refused_on_the_next_request(member_client):
     """Mutation: ignore ``revoked_at`` in ``check_token`` → red."""
     client, membership = member_client()
     token = AccessToken.objects.get(membership=membership)
-    assert client.delete(f"/api/v1/me/tokens/{token.pk}/").status_code == 204
+    assert (
+        client.delete(f"/api/v1/me/tokens/{token.pk}/", HTTP_IDEMPOTENCY_KEY="revoke-1").status_code
+        == 204
+    )
     _assert_invalid_token(client.get("/api/v1/me/"))
 
 
@@ -112,7 +115,12 @@ def test_token_lifecycle_create_list_revoke(member_client):
     fresh = client.__class__()
     fresh.credentials(HTTP_AUTHORIZATION=f"Bearer {body['token']}")
     assert fresh.get("/api/v1/me/").status_code == 200
-    assert client.delete(f"/api/v1/me/tokens/{body['id']}/").status_code == 204
+    assert (
+        client.delete(
+            f"/api/v1/me/tokens/{body['id']}/", HTTP_IDEMPOTENCY_KEY="revoke-2"
+        ).status_code
+        == 204
+    )
     _assert_invalid_token(fresh.get("/api/v1/me/"))
 
 
@@ -120,7 +128,9 @@ def test_a_user_cannot_revoke_someone_elses_token(member_client):
     client, membership = member_client()
     other_client, other = member_client(farm=membership.tenant)
     other_token = AccessToken.objects.get(membership=other)
-    response = client.delete(f"/api/v1/me/tokens/{other_token.pk}/")
+    response = client.delete(
+        f"/api/v1/me/tokens/{other_token.pk}/", HTTP_IDEMPOTENCY_KEY="revoke-3"
+    )
     assert response.status_code == 404
     assert other_client.get("/api/v1/me/").status_code == 200
 
