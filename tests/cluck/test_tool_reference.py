@@ -1,0 +1,17 @@
+"""docs/tool-reference.md is generated from the registry and must match it."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mcp_tools.reference import render_reference
+
+REFERENCE = Path(__file__).resolve().parents[2] / "docs" / "tool-reference.md"
+
+
+def test_the_tool_reference_in_docs_is_not_stale() -> None:
+    """Mutation: change ``cluck_read_stock``'s description in ``cluck/mcp.py`` → red.
+
+    Regenerate: ``python manage.py mcp_tools_reference --prefix cluck_ > docs/tool-reference.md``
+    """
+    assert REFERENCE.read_text() == render_reference(prefix="cluck_")
