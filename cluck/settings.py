@@ -104,6 +104,14 @@ def _database_url() -> str:
 
 DATABASES = {"default": dj_database_url.parse(_database_url(), conn_max_age=0)}
 DATABASES["default"].setdefault("TEST", {})
+# A per-process psycopg pool: MCP tools run in worker threads, so one MCP call uses two
+# threads' connections; without a pool each would pay a fresh PostgreSQL connection.
+if "postgresql" in DATABASES["default"]["ENGINE"] and _env_bool("CLUCK_DB_POOL", True):
+    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+        "min_size": 2,
+        "max_size": int(os.environ.get("CLUCK_DB_POOL_MAX", "20")),
+        "timeout": 10,
+    }
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Rate-limit counters must be shared by every replica: a database cache table by default,

