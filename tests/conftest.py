@@ -19,8 +19,10 @@ def member_client(db: Any) -> Callable[..., tuple[APIClient, Any]]:
     """``member_client(roles=[...], farm=...)`` → (client with bearer, membership)."""
 
     def make(roles: list[str] | None = None, farm: Any = None) -> tuple[APIClient, Any]:
-        farm = farm or FarmFactory()
-        membership = MembershipFactory(tenant=farm, roles=["Admin"] if roles is None else roles)
+        farm = farm or FarmFactory.create()
+        membership = MembershipFactory.create(
+            tenant=farm, roles=["Admin"] if roles is None else roles
+        )
         client = APIClient()
         client.credentials(HTTP_AUTHORIZATION=f"Bearer {bearer_for(membership)}")
         return client, membership

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 import pytest
 
 from cluck.models import WorkerAssignment
@@ -19,8 +21,8 @@ def _me(client):
 def test_a_worker_assigned_to_flocks_is_restricted_to_them(member_client):
     """Mutation: make the resolver return unrestricted for every Worker → red."""
     client, membership = member_client(roles=[])
-    flock = FlockFactory(farm=membership.tenant)
-    FlockFactory(farm=membership.tenant)
+    flock = FlockFactory.create(farm=membership.tenant)
+    FlockFactory.create(farm=membership.tenant)
     WorkerAssignment.all_tenants.create(farm=membership.tenant, membership=membership, flock=flock)
     me = _me(client)
     assert me["role"] == "Worker"
@@ -35,7 +37,7 @@ def test_a_worker_with_no_assignment_rows_is_unrestricted(member_client):
 def test_a_worker_with_a_farm_wide_row_is_unrestricted(member_client):
     """Mutation: ignore ``flock_id IS NULL`` rows in the resolver → red."""
     client, membership = member_client(roles=[])
-    flock = FlockFactory(farm=membership.tenant)
+    flock = FlockFactory.create(farm=membership.tenant)
     WorkerAssignment.all_tenants.create(farm=membership.tenant, membership=membership, flock=flock)
     WorkerAssignment.all_tenants.create(farm=membership.tenant, membership=membership, flock=None)
     assert _me(client)["flockRestricted"] is False
@@ -44,7 +46,7 @@ def test_a_worker_with_a_farm_wide_row_is_unrestricted(member_client):
 @pytest.mark.parametrize("roles", [["Admin"], ["Manager"], ["Sales"], ["ReadOnly"]])
 def test_every_other_role_is_unrestricted_even_with_assignment_rows(member_client, roles):
     client, membership = member_client(roles=roles)
-    flock = FlockFactory(farm=membership.tenant)
+    flock = FlockFactory.create(farm=membership.tenant)
     WorkerAssignment.all_tenants.create(farm=membership.tenant, membership=membership, flock=flock)
     assert _me(client)["flockRestricted"] is False
 
@@ -60,8 +62,8 @@ def test_the_middleware_resolves_the_scope_for_every_authenticated_request(membe
 
     client, _ = member_client(roles=["Admin"])
     raw = client._credentials["HTTP_AUTHORIZATION"]
-    request = RequestFactory().get("/api/v1/me/", HTTP_AUTHORIZATION=raw)
-    middleware = TenancyMiddleware(lambda r: None)
+    request: Any = RequestFactory().get("/api/v1/me/", HTTP_AUTHORIZATION=raw)
+    middleware = TenancyMiddleware(lambda r: None)  # type: ignore[arg-type]
     middleware.process_request(request)
     assert not request.flock_scope.is_resolved
     middleware.process_view(request, lambda r: None, (), {})

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.django_db
 
 def test_querying_a_tenant_owned_model_without_a_tenant_raises():
     """Mutation: remove ``self._check_scoped()`` from ``TenantScopedQuerySet._fetch_all`` → red."""
-    FlockFactory()
+    FlockFactory.create()
     with pytest.raises(TenantNotResolvedError, match="for_tenant"):
         list(Flock.objects.all())
     with pytest.raises(TenantNotResolvedError):
@@ -28,7 +28,7 @@ def test_every_query_shape_fails_closed(operation):
     → the matching case goes red."""
     from django.db.models import Count
 
-    FlockFactory()
+    FlockFactory.create()
     qs = Flock.objects.filter(initial_count__gt=0)
     run = {
         "count": qs.count,
@@ -49,7 +49,7 @@ def test_an_unresolved_tenant_context_is_refused_by_for_tenant():
 
 
 def test_for_tenant_sees_only_that_tenants_rows():
-    mine, theirs = FlockFactory(), FlockFactory()
+    mine, theirs = FlockFactory.create(), FlockFactory.create()
     tenant = TenantContext()
     tenant.resolve(mine.farm)
     assert list(Flock.objects.for_tenant(tenant)) == [mine]
@@ -58,14 +58,14 @@ def test_for_tenant_sees_only_that_tenants_rows():
 
 
 def test_the_escape_hatch_is_explicit_and_needs_a_reason():
-    FlockFactory(), FlockFactory()
+    FlockFactory.create(), FlockFactory.create()
     assert Flock.objects.unscoped("test: cross-tenant count").count() == 2
     with pytest.raises(ValueError):
         Flock.objects.unscoped("")
 
 
 def test_djangos_own_machinery_uses_the_plain_default_manager():
-    farm = FarmFactory()
+    farm = FarmFactory.create()
     House.all_tenants.create(farm=farm, name="A")
     assert House._default_manager is House.all_tenants
     assert House.all_tenants.count() == 1
