@@ -23,8 +23,8 @@ DEFAULTS: dict[str, Any] = {
     "MAX_CONCURRENT_CALLS": 8,
     "CALL_TIMEOUT_SECONDS": 30.0,
     # django-ratelimit rate per bearer token, counted on the default (shared) cache.
+    # The cache is django-ratelimit's RATELIMIT_USE_CACHE (default: "default").
     "RATE": "300/m",
-    "RATE_CACHE": "default",
     # Dotted path to ``callable(exc) -> ToolFailure | None`` mapping domain errors.
     "ERROR_TRANSLATOR": None,
     "PAGE_SIZE": 50,

@@ -1,0 +1,36 @@
+"""Bench tools: the trivial ``bench_add`` plus ``MCP_BENCH_EXTRA_TOOLS`` filler tools."""
+
+from __future__ import annotations
+
+import os
+
+from pydantic import BaseModel
+
+from mcp_tools import CallContext, tool
+
+
+class Sum(BaseModel):
+    sum: int
+    tenant: int
+
+
+@tool(name="bench_add", read_only=True, mirrors_no_route="benchmark tool", description="a + b")
+def bench_add(ctx: CallContext, *, a: int, b: int) -> Sum:
+    return Sum(sum=a + b, tenant=ctx.tenant_id)
+
+
+def _filler(index: int) -> None:
+    def filler(ctx: CallContext, *, value: int = 0) -> Sum:
+        return Sum(sum=value + index, tenant=ctx.tenant_id)
+
+    filler.__annotations__ = {"ctx": CallContext, "value": int, "return": Sum}
+    tool(
+        name=f"bench_filler_{index:04d}",
+        read_only=True,
+        mirrors_no_route="benchmark filler",
+        description=f"Filler tool number {index} for the tools/list benchmark.",
+    )(filler)
+
+
+for _index in range(int(os.environ.get("MCP_BENCH_EXTRA_TOOLS", "10"))):
+    _filler(_index)
