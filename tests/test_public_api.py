@@ -28,6 +28,26 @@ EXPECTED = {
         "evaluate",
         "ignores_ambient_credentials",
     },
+    "idempotency": {
+        "Executed",
+        "ExemptView",
+        "Failure",
+        "IdempotencyScope",
+        "IdempotentUnit",
+        "InProgress",
+        "KeyConflict",
+        "Outcome",
+        "Replayed",
+        "Success",
+        "exempt_views",
+        "exemption_of",
+        "fingerprint_bytes",
+        "fingerprint_json",
+        "handles_own_idempotency",
+        "never_replay",
+        "sha256_hex",
+    },
+    "mcp_tools": {"CallContext", "CallContextRefusedError", "ToolError", "ToolFailure", "tool"},
 }
 
 
