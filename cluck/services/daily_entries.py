@@ -286,7 +286,7 @@ def daily_entry_record(
 
     entry, created = _upsert(caller, flock, date)
     if entry.status != DailyEntry.Status.DRAFT:
-        raise DailyEntryImmutableError(status=entry.status)
+        raise DailyEntryImmutableError(entryStatus=entry.status)
 
     for attr, value in counters.items():
         setattr(entry, attr, value)
@@ -320,7 +320,7 @@ def _not_active(flock: Flock, date: dt.date) -> DailyEntryFlockNotActiveError:
     return DailyEntryFlockNotActiveError(
         f"Flock {flock.name!r} (#{flock.pk}) {why}; production cannot be recorded for "
         f"{date.isoformat()}.",
-        status=flock.status,
+        flockStatus=flock.status,
         date=date.isoformat(),
         depletedOn=flock.depleted_on.isoformat() if flock.depleted_on else None,
     )
@@ -454,7 +454,7 @@ def daily_entry_submit(*, caller: Caller, entry_id: int) -> DailyEntry:
         raise DailyEntryNotFoundError()
     flock_scope_check(caller=caller, flock_id=entry.flock_id)
     if entry.status != DailyEntry.Status.DRAFT:
-        raise DailyEntryNotDraftError(status=entry.status)
+        raise DailyEntryNotDraftError(entryStatus=entry.status)
     lines = list(entry.lines.order_by("id"))
     graded = sum(line.quantity for line in lines)
     if graded != entry.sellable_eggs:

@@ -311,7 +311,7 @@ def test_a_depleted_flock_takes_backfill_up_to_its_depletion_date_only(yard: Far
         record(yard, date=depleted_on + dt.timedelta(days=1))
 
     assert (failure.value.code, failure.value.http_status) == ("DailyEntry.FlockNotActive", 422)
-    assert failure.value.data["status"] == "Depleted"
+    assert failure.value.data["flockStatus"] == "Depleted"
     assert failure.value.data["date"] == (depleted_on + dt.timedelta(days=1)).isoformat()
     assert "Depleted" in failure.value.message or "depleted" in failure.value.message
 
@@ -324,7 +324,7 @@ def test_an_archived_flock_takes_no_production_at_all(yard: Farmyard) -> None:
         record(yard, date=placed + dt.timedelta(days=1))
 
     assert failure.value.code == "DailyEntry.FlockNotActive"
-    assert failure.value.data["status"] == "Archived"
+    assert failure.value.data["flockStatus"] == "Archived"
     assert entries_of(yard.flock) == []
 
 
