@@ -6,11 +6,12 @@ that returns an explicit ``Success`` (its JSON-serializable result is stored and
 
 Phases (brief §4.6–4.9):
 
-1. CLAIM, in its own short committed step: insert a fresh in-progress row, or steal an expired
-   lease whose fingerprint matches ours (conditional UPDATE). The unique constraint on
-   ``(tenant_id, operation_key, caller_key)`` is the arbiter, so this is atomic across processes
-   and hosts sharing the database. A row with another fingerprint → ``KeyConflict``; a completed
-   row → ``Replayed``; a live lease → poll until ``max_wait_seconds``, then ``InProgress``.
+1. CLAIM, in its own short committed step: insert a fresh in-progress row (``ON CONFLICT DO
+   NOTHING``), or steal an expired lease whose fingerprint matches ours (conditional UPDATE).
+   The unique constraint on ``(tenant_id, operation_key, caller_key)`` is the arbiter, so this
+   is atomic across processes and hosts sharing the database. A row with another fingerprint
+   → ``KeyConflict``; a completed row → ``Replayed``; a live lease → poll until
+   ``max_wait_seconds``, then ``InProgress``.
 2. EXECUTE, once (never retried): ``work()`` inside ``transaction.atomic()``.
 3. PUBLISH, in that same transaction: a guarded UPDATE that succeeds only while our lease token
    still owns the row. Zero rows → we were presumed dead and stolen from: roll our work back and
@@ -34,7 +35,8 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from django.db import DatabaseError, IntegrityError, transaction
+from django.db import DatabaseError, transaction
+from django.db.models import Field
 from django.utils import timezone
 
 from idempotency import conf
@@ -233,46 +235,97 @@ class IdempotentUnit:
         while True:
             now = self.clock()
             lease_until = now + timedelta(seconds=self.lease_seconds)
-            try:
-                with transaction.atomic(using=self.using):
-                    IdempotencyRecord.objects.using(self.using).create(
-                        tenant_id=scope.tenant_id,
-                        operation_key=scope.operation_key,
-                        caller_key=scope.caller_key,
+            if self._insert_claim(scope, owner, now, lease_until):
+                return _Claimed()
+            # Inspecting before stealing keeps a replay at two statements; the steal itself is
+            # still decided by its own predicate in the database, never by this read.
+            row = self._inspect(scope)
+            decided = self._decide(row, scope, owner)
+            if decided is not None:
+                return decided
+            if row is not None:
+                # A different request is never stolen over: the fingerprint is in the predicate.
+                stolen = (
+                    self._records(scope)
+                    .filter(
                         fingerprint=scope.fingerprint,
                         status=in_progress,
-                        lease_owner=owner,
-                        lease_expires_at=lease_until,
-                        created_at=now,
+                        lease_expires_at__lt=now,
                     )
-                return _Claimed()
-            except IntegrityError:
-                pass
-            # A different request is never stolen over: the fingerprint is in the predicate.
-            stolen = (
-                self._records(scope)
-                .filter(fingerprint=scope.fingerprint, status=in_progress, lease_expires_at__lt=now)
-                .update(lease_owner=owner, lease_expires_at=lease_until)
-            )
-            if stolen == 1:
-                return _Claimed()
-            row = (
-                self._records(scope)
-                .values("fingerprint", "status", "lease_owner", "lease_expires_at", "result")
-                .first()
-            )
-            if row is not None:
-                # An empty stored fingerprint means "unknown" (legacy rows) and matches.
-                if row["fingerprint"] and row["fingerprint"] != scope.fingerprint:
-                    return KeyConflict()
-                if row["status"] == IdempotencyRecord.Status.COMPLETED:
-                    return Replayed(json.loads(row["result"]))
-                if row["lease_owner"] == owner:
-                    # Our own insert or steal committed but its acknowledgement was lost.
+                    .update(lease_owner=owner, lease_expires_at=lease_until)
+                )
+                if stolen == 1:
                     return _Claimed()
             waited = self._wait_or_give_up(row, now, deadline)
             if waited is not None:
                 return waited
+
+    def _insert_claim(
+        self, scope: IdempotencyScope, owner: uuid.UUID, now: datetime, lease_until: datetime
+    ) -> bool:
+        """INSERT … ON CONFLICT DO NOTHING: True if we inserted the claim.
+
+        Hand-written because it is the hot path of every tracked write: no exception and no
+        savepoint for an existing key (a retry), and one statement to build. The unique
+        constraint is the arbiter; a concurrent uncommitted claim makes PostgreSQL wait for it.
+        """
+        from idempotency.models import IdempotencyRecord
+
+        connection = transaction.get_connection(self.using)
+        meta = IdempotencyRecord._meta
+        values = {
+            "id": uuid.uuid4(),
+            "tenant_id": scope.tenant_id,
+            "operation_key": scope.operation_key,
+            "caller_key": scope.caller_key,
+            "fingerprint": scope.fingerprint,
+            "status": IdempotencyRecord.Status.IN_PROGRESS.value,
+            "lease_owner": owner,
+            "lease_expires_at": lease_until,
+            "created_at": now,
+        }
+        columns = [_concrete(meta.get_field(name)) for name in values]
+        params = [
+            field.get_db_prep_value(value, connection)
+            for field, value in zip(columns, values.values(), strict=True)
+        ]
+        quote = connection.ops.quote_name
+        sql = (
+            f"INSERT INTO {quote(meta.db_table)} "
+            f"({', '.join(quote(field.column) for field in columns)}) "
+            f"VALUES ({', '.join(['%s'] * len(columns))}) "
+            "ON CONFLICT (tenant_id, operation_key, caller_key) DO NOTHING"
+        )
+        # One statement in autocommit: its own short committed step, one round trip.
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return bool(cursor.rowcount == 1)
+
+    def _inspect(self, scope: IdempotencyScope) -> dict[str, Any] | None:
+        row: dict[str, Any] | None = (
+            self._records(scope)
+            .values("fingerprint", "status", "lease_owner", "lease_expires_at", "result")
+            .first()
+        )
+        return row
+
+    def _decide(
+        self, row: dict[str, Any] | None, scope: IdempotencyScope, owner: uuid.UUID
+    ) -> _Claimed | Replayed | KeyConflict | None:
+        """What an existing row means for us; ``None`` = nobody's result yet (retry or wait)."""
+        from idempotency.models import IdempotencyRecord
+
+        if row is None:
+            return None
+        # An empty stored fingerprint means "unknown" (legacy rows) and matches.
+        if row["fingerprint"] and row["fingerprint"] != scope.fingerprint:
+            return KeyConflict()
+        if row["status"] == IdempotencyRecord.Status.COMPLETED:
+            return Replayed(json.loads(row["result"]))
+        if row["lease_owner"] == owner:
+            # Our own insert or steal committed but its acknowledgement was lost.
+            return _Claimed()
+        return None
 
     def _wait_or_give_up(
         self, row: dict[str, Any] | None, now: datetime, deadline: float
@@ -291,18 +344,35 @@ class IdempotentUnit:
         return float(max(1, math.ceil(min(max(remaining, 0.0), self.lease_seconds))))
 
     def _publish(self, scope: IdempotencyScope, owner: uuid.UUID, payload: str) -> bool:
+        """The guarded UPDATE: succeeds only while our lease token still owns the in-progress
+        row. Hand-written (like the claim INSERT) because every tracked write pays for it."""
         from idempotency.models import IdempotencyRecord
 
-        updated = (
-            self._records(scope)
-            .filter(lease_owner=owner, status=IdempotencyRecord.Status.IN_PROGRESS)
-            .update(
-                status=IdempotencyRecord.Status.COMPLETED,
-                result=payload,
-                completed_at=self.clock(),
-            )
+        connection = transaction.get_connection(self.using)
+        meta = IdempotencyRecord._meta
+        quote = connection.ops.quote_name
+
+        def prep(name: str, value: Any) -> Any:
+            return _concrete(meta.get_field(name)).get_db_prep_value(value, connection)
+
+        sql = (
+            f"UPDATE {quote(meta.db_table)} SET status = %s, result = %s, completed_at = %s "
+            "WHERE tenant_id = %s AND operation_key = %s AND caller_key = %s "
+            "AND lease_owner = %s AND status = %s"
         )
-        return bool(updated == 1)
+        params = [
+            IdempotencyRecord.Status.COMPLETED.value,
+            payload,
+            prep("completed_at", self.clock()),
+            scope.tenant_id,
+            scope.operation_key,
+            scope.caller_key,
+            prep("lease_owner", owner),
+            IdempotencyRecord.Status.IN_PROGRESS.value,
+        ]
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            return bool(cursor.rowcount == 1)
 
     def _release(self, scope: IdempotencyScope, owner: uuid.UUID) -> None:
         """Delete our claim (never a thief's, never a completed row) so a retry runs at once."""
@@ -337,11 +407,7 @@ class IdempotentUnit:
 
         while True:
             now = self.clock()
-            row = (
-                self._records(scope)
-                .values("fingerprint", "status", "lease_owner", "lease_expires_at", "result")
-                .first()
-            )
+            row = self._inspect(scope)
             if row is not None and row["status"] == IdempotencyRecord.Status.COMPLETED:
                 return Replayed(json.loads(row["result"]))
             if row is None:
@@ -350,6 +416,11 @@ class IdempotentUnit:
             waited = self._wait_or_give_up(row, now, deadline)
             if waited is not None:
                 return waited
+
+
+def _concrete(field: Any) -> Field[Any, Any]:
+    assert isinstance(field, Field)
+    return field
 
 
 def is_duration(value: Any, *, zero_allowed: bool = False) -> bool:

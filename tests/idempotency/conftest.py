@@ -20,12 +20,6 @@ def _reset_hold() -> Any:
     HOLDS.reset()
 
 
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings: Any) -> None:
-    # Factories set a password per user; the default hasher costs ~0.5 s each.
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def make_scope(**overrides: str) -> IdempotencyScope:
     values = {
         "tenant_id": "t1",

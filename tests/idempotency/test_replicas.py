@@ -121,8 +121,9 @@ async def _fire(urls: list[str], path: str, bearer: str, key: str, body: Any) ->
 def test_concurrent_identical_writes_across_replicas_happen_exactly_once(
     servers: list[str],
 ) -> None:
-    """Mutation: the claim INSERT replaced by "claimed" without writing (no unique arbiter) →
-    several replicas execute → more than one ``Customer.Create`` audit row → red."""
+    """Mutation: skip ``_claim`` (every request counts as claimed) and ignore the publish
+    result (execute-then-store, no arbiter) → every replica executes → more than one
+    ``Customer.Create`` audit row → red."""
     membership: Any = MembershipFactory()
     farm = membership.tenant
     bearer = bearer_for(membership)
