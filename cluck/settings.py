@@ -129,8 +129,11 @@ else:
         "default": {
             "BACKEND": "cluck.cache.AtomicDatabaseCache",
             "LOCATION": "cluck_cache",
-        }
+        },
+        # Rate-limit counters: one SQL statement per add/incr (see cluck.cache.CounterCache).
+        "ratelimit": {"BACKEND": "cluck.cache.CounterCache", "LOCATION": "cluck_rate_counter"},
     }
+    RATELIMIT_USE_CACHE = "ratelimit"
 
 # cluck.cache.AtomicDatabaseCache makes incr atomic (row lock), which is what W001 is about.
 SILENCED_SYSTEM_CHECKS = ["django_ratelimit.W001"]

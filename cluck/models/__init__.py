@@ -5,6 +5,7 @@ manager Django's own machinery uses (admin, cascades, validation).
 """
 
 from cluck.models.audit import AuditEvent
+from cluck.models.counters import RateCounter
 from cluck.models.commerce import Customer, LotAllocation, Payment, SalesOrder, SalesOrderLine
 from cluck.models.farm import Farm, House, WorkerAssignment
 from cluck.models.flocks import BirdMovement, Flock
@@ -30,6 +31,7 @@ __all__ = [
     "InventoryMovement",
     "LotAllocation",
     "Payment",
+    "RateCounter",
     "SalesOrder",
     "SalesOrderLine",
     "WorkerAssignment",
