@@ -5,8 +5,8 @@ manager Django's own machinery uses (admin, cascades, validation).
 """
 
 from cluck.models.audit import AuditEvent
-from cluck.models.counters import RateCounter
 from cluck.models.commerce import Customer, LotAllocation, Payment, SalesOrder, SalesOrderLine
+from cluck.models.counters import RateCounter
 from cluck.models.farm import Farm, House, WorkerAssignment
 from cluck.models.flocks import BirdMovement, Flock
 from cluck.models.production import (
