@@ -418,9 +418,9 @@ BAD_RECORD_BODIES: dict[str, tuple[Callable[[World], Any], int, str]] = {
 
 @pytest.mark.parametrize("case", list(BAD_RECORD_BODIES))
 def test_bad_record_input_is_a_precise_4xx_and_leaves_no_entry(case: str) -> None:
-    """Mutation: move the grade check after ``_upsert`` without the transaction (drop
-    ``@transaction.atomic`` from ``daily_entry_record``) → red for the counter-fed grade (an
-    entry row survives the 422)."""
+    """Mutation: let a grade id beyond BIGINT through the validator (``is None`` instead of
+    ``is_db_id`` in ``validate_record``) → red (a 422 UnknownGrade instead of the 400 field
+    error naming ``grades[0].eggGradeId``)."""
     make, status, code = BAD_RECORD_BODIES[case]
     world = build_world()
     client = token_client(farm=world.farm, roles=["Admin"])
