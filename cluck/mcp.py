@@ -7,17 +7,14 @@ predicate lives here; money is rendered at this boundary as ``{"amount", "curren
 
 from __future__ import annotations
 
-import base64
-import binascii
 import datetime as dt
-import json
 from typing import Annotated, Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from cluck.api.base import decode_cursor, encode_cursor
 from cluck.caller import Caller
-from cluck.errors import FieldError
 from cluck.money import Money
 from cluck.selectors import customers as customer_selectors
 from cluck.selectors import daily_entries as entry_selectors
@@ -47,26 +44,8 @@ def _caller(ctx: CallContext) -> Caller:
     return Caller(tenant=ctx.tenant, actor=ctx.actor, scope=ctx.flock_scope, channel="mcp")
 
 
-def _encode(position: dict[str, Any] | None) -> str | None:
-    if position is None:
-        return None
-    raw = json.dumps(position, separators=(",", ":"), sort_keys=True).encode()
-    return base64.urlsafe_b64encode(raw).decode().rstrip("=")
-
-
-def _decode(cursor: str | None) -> dict[str, Any] | None:
-    """Opaque cursor → keyset position; the selector type-checks every value it reads."""
-    if cursor is None:
-        return None
-    try:
-        value = json.loads(base64.urlsafe_b64decode(cursor + "=" * (-len(cursor) % 4)))
-    except (ValueError, binascii.Error, UnicodeDecodeError):
-        value = None
-    if not isinstance(value, dict):
-        raise FieldError(
-            [{"field": "cursor", "code": "invalid", "message": "The cursor is not valid."}]
-        )
-    return value
+def _next_cursor(position: dict[str, Any] | None) -> str | None:
+    return None if position is None else encode_cursor(position)
 
 
 class Reply(BaseModel):
@@ -128,7 +107,10 @@ def list_flocks(
 ) -> FlockPage:
     caller = _caller(ctx)
     page = flock_selectors.flock_list(
-        caller=caller, status=status, limit=limit, cursor_position=_decode(cursor)
+        caller=caller,
+        status=status,
+        limit=limit,
+        cursor_position=decode_cursor(cursor, keys=flock_selectors.FLOCK_CURSOR_KEYS),
     )
     return FlockPage(
         flocks=[
@@ -145,7 +127,7 @@ def list_flocks(
             for f in page.items
         ],
         complete=page.complete,
-        next_cursor=_encode(page.next_position),
+        next_cursor=_next_cursor(page.next_position),
         scope_note=flock_selectors.flock_scope_note(caller=caller),
     )
 
@@ -324,12 +306,12 @@ def list_daily_entries(
         from_date=from_date,
         to_date=to_date,
         limit=limit,
-        cursor_position=_decode(cursor),
+        cursor_position=decode_cursor(cursor, keys=entry_selectors.ENTRY_CURSOR_KEYS),
     )
     return EntryPage(
         entries=[_entry_item(entry) for entry in page.items],
         complete=page.complete,
-        next_cursor=_encode(page.next_position),
+        next_cursor=_next_cursor(page.next_position),
         scope_note=flock_selectors.flock_scope_note(caller=caller),
     )
 
@@ -489,7 +471,10 @@ def list_customers(
     cursor: Cursor = None,
 ) -> CustomerPage:
     page = customer_selectors.customer_list(
-        caller=_caller(ctx), search=search, limit=limit, cursor_position=_decode(cursor)
+        caller=_caller(ctx),
+        search=search,
+        limit=limit,
+        cursor_position=decode_cursor(cursor, keys=customer_selectors.CUSTOMER_CURSOR_KEYS),
     )
     return CustomerPage(
         customers=[
@@ -499,7 +484,7 @@ def list_customers(
             for c in page.items
         ],
         complete=page.complete,
-        next_cursor=_encode(page.next_position),
+        next_cursor=_next_cursor(page.next_position),
     )
 
 
@@ -610,13 +595,13 @@ def list_orders(
         status=status,
         customer_id=customer_id,
         limit=limit,
-        cursor_position=_decode(cursor),
+        cursor_position=decode_cursor(cursor, keys=order_selectors.ORDER_CURSOR_KEYS),
         include_settlement=money,
     )
     return OrderPage(
         orders=[_order_item(order, money=money) for order in page.items],
         complete=page.complete,
-        next_cursor=_encode(page.next_position),
+        next_cursor=_next_cursor(page.next_position),
     )
 
 
@@ -654,7 +639,10 @@ def read_receivables(
     cursor: Cursor = None,
 ) -> ReceivablesPage:
     page = receivable_selectors.customer_balance_page(
-        caller=_caller(ctx), owing_only=owing_only, limit=limit, cursor_position=_decode(cursor)
+        caller=_caller(ctx),
+        owing_only=owing_only,
+        limit=limit,
+        cursor_position=decode_cursor(cursor, keys=receivable_selectors.BALANCE_CURSOR_KEYS),
     )
     return ReceivablesPage(
         customers=[
@@ -668,5 +656,5 @@ def read_receivables(
             for b in page.items
         ],
         complete=page.complete,
-        next_cursor=_encode(page.next_position),
+        next_cursor=_next_cursor(page.next_position),
     )
