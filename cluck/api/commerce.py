@@ -13,22 +13,25 @@ from typing import Any
 
 from drf_spectacular.utils import (
     OpenApiParameter,
-    OpenApiResponse,
     extend_schema,
-    extend_schema_field,
 )
 from rest_framework import serializers, status
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from cluck.api.base import ListQuerySerializer, caller_of, decode_cursor, encode_cursor, page_body
+from cluck.api.base import ListQuerySerializer, caller_of, decode_cursor
+from cluck.api.shapes import (
+    DB_ID_MAX,
+    MoneyField,
+)
+from cluck.api.shapes import page_response as _page
+from cluck.api.shapes import page_serializer as _page_serializer
+from cluck.api.shapes import problem_responses as _problems
 from cluck.caller import Caller
 from cluck.models import Payment, SalesOrder
-from cluck.money import Money, MoneyJSON
 from cluck.selectors.customers import CUSTOMER_CURSOR_KEYS, customer_get, customer_list
 from cluck.selectors.orders import ORDER_CURSOR_KEYS, OrderView, sales_order_get, sales_order_list
-from cluck.selectors.paging import Page
 from cluck.selectors.receivables import (
     BALANCE_CURSOR_KEYS,
     customer_balance_page,
@@ -47,30 +50,13 @@ from cluck.services.payments import payment_record
 from tenancy import SALES_ACCESS, evaluate
 from tenancy.permissions import SalesAccess, SalesFlow
 
-DB_ID_MAX = 2**63 - 1
 AMOUNT_PATTERN = r"^[0-9]{1,16}(\.[0-9]{1,4})?$"
-PROBLEM = "application/problem+json"
 TAG_CUSTOMERS = "customers"
 TAG_ORDERS = "sales orders"
 TAG_PAYMENTS = "payments"
 
 
 # --- shared shapes ---------------------------------------------------------------------------
-
-
-class MoneySerializer(serializers.Serializer[Any]):
-    amount = serializers.CharField(
-        help_text='Decimal string with the currency\'s decimals: "28250.00".'
-    )
-    currency = serializers.CharField(help_text="ISO 4217 code.")
-
-
-@extend_schema_field(MoneySerializer)
-class MoneyField(serializers.Field):
-    """Output only: a ``Money`` value → ``{amount, currency}``."""
-
-    def to_representation(self, value: Money) -> MoneyJSON:
-        return value.as_json()
 
 
 class AmountField(serializers.RegexField):
@@ -86,23 +72,6 @@ class AmountField(serializers.RegexField):
         return str(super().to_internal_value(data))
 
 
-class FieldProblemSerializer(serializers.Serializer[Any]):
-    field = serializers.CharField()
-    code = serializers.CharField()
-    message = serializers.CharField()
-
-
-class ProblemSerializer(serializers.Serializer[Any]):
-    """RFC 9457 problem details with the stable machine ``code``."""
-
-    type = serializers.CharField()
-    title = serializers.CharField()
-    status = serializers.IntegerField()
-    code = serializers.CharField()
-    detail = serializers.CharField()
-    errors = FieldProblemSerializer(many=True, required=False)  # type: ignore[assignment]
-
-
 def _id_param(name: str, description: str) -> OpenApiParameter:
     """A primary key in the path: a positive integer (the URL converter matches digits only)."""
     return OpenApiParameter(
@@ -115,41 +84,6 @@ def _id_param(name: str, description: str) -> OpenApiParameter:
 
 CUSTOMER_ID = _id_param("customer_id", "Customer id.")
 ORDER_ID = _id_param("order_id", "Sales order id.")
-
-
-def _problems(*statuses: int) -> dict[Any, Any]:
-    """Problem-JSON responses every route can give (401, 403) plus ``statuses``."""
-    descriptions = {
-        400: "Invalid request: every failing field is listed in `errors`.",
-        401: "Missing, invalid, expired or revoked bearer token.",
-        403: "The caller's role does not pass this route's policy.",
-        404: "Not found (ids of other farms read exactly like missing ids).",
-        405: "Method not allowed.",
-        409: "State conflict.",
-        422: "Domain rule refused the request (see `code`).",
-    }
-    return {
-        (code, PROBLEM): OpenApiResponse(ProblemSerializer, description=descriptions[code])
-        for code in sorted({401, 403, *statuses})
-    }
-
-
-def _page_serializer(name: str, item: type[serializers.Serializer[Any]]) -> Any:
-    """``{items, complete, nextCursor}`` around ``item``, named for the schema."""
-    return type(
-        name,
-        (serializers.Serializer,),
-        {
-            "items": item(many=True),
-            "complete": serializers.BooleanField(),
-            "nextCursor": serializers.CharField(allow_null=True),
-        },
-    )
-
-
-def _page(page: Page[Any], serializer: type[serializers.Serializer[Any]]) -> dict[str, Any]:
-    cursor = encode_cursor(page.next_position) if page.next_position is not None else None
-    return page_body(list(serializer(page.items, many=True).data), next_cursor=cursor)
 
 
 def _sees_settlement(caller: Caller) -> bool:

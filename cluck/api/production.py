@@ -11,18 +11,21 @@ from __future__ import annotations
 from typing import Any
 
 from django.urls import reverse
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import extend_schema
 from rest_framework import serializers, status
 from rest_framework.permissions import BasePermission
 from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from cluck.api.base import ListQuerySerializer, caller_of, decode_cursor, encode_cursor, page_body
-
-# The problem and money shapes are shared with the commerce routes so the schema has one
-# component of each.
-from cluck.api.commerce import MoneyField, ProblemSerializer
+from cluck.api.base import ListQuerySerializer, caller_of, decode_cursor
+from cluck.api.shapes import (
+    DB_ID_MAX,
+    MoneyField,
+)
+from cluck.api.shapes import page_response as _page
+from cluck.api.shapes import page_serializer as _page_serializer
+from cluck.api.shapes import problem_responses as _problems
 from cluck.models import DailyEntry, EggGrade, Flock
 from cluck.selectors.daily_entries import (
     ENTRY_CURSOR_KEYS,
@@ -31,7 +34,6 @@ from cluck.selectors.daily_entries import (
 )
 from cluck.selectors.flocks import FLOCK_CURSOR_KEYS, flock_get, flock_list
 from cluck.selectors.grades import GRADE_CURSOR_KEYS, egg_grade_list
-from cluck.selectors.paging import Page
 from cluck.selectors.stock import stock_summary
 from cluck.services.daily_entries import (
     GradeLineInput,
@@ -40,46 +42,10 @@ from cluck.services.daily_entries import (
 )
 from tenancy.permissions import IsTenantMember, ProductionWrite
 
-DB_ID_MAX = 2**63 - 1
-PROBLEM = "application/problem+json"
 TAG_FLOCKS = "flocks"
 TAG_GRADES = "egg grades"
 TAG_STOCK = "stock"
 TAG_ENTRIES = "daily entries"
-
-_PROBLEM_DESCRIPTIONS = {
-    400: "Invalid request: every failing field is listed in `errors` with its code.",
-    401: "Missing, invalid, expired or revoked bearer token.",
-    403: "The caller's role does not pass this route's policy.",
-    404: "Not found (ids of other farms read exactly like missing ids).",
-    409: "State conflict (see `code`).",
-    422: "A domain rule refused the request (see `code`).",
-}
-
-
-def _problems(*statuses: int) -> dict[Any, Any]:
-    """Problem-JSON responses: 401 and 403 on every route, plus ``statuses``."""
-    return {
-        (code, PROBLEM): OpenApiResponse(ProblemSerializer, description=_PROBLEM_DESCRIPTIONS[code])
-        for code in sorted({401, 403, *statuses})
-    }
-
-
-def _page_serializer(name: str, item: type[serializers.Serializer[Any]]) -> Any:
-    return type(
-        name,
-        (serializers.Serializer,),
-        {
-            "items": item(many=True),
-            "complete": serializers.BooleanField(),
-            "nextCursor": serializers.CharField(allow_null=True),
-        },
-    )
-
-
-def _page(page: Page[Any], serializer: type[serializers.Serializer[Any]]) -> dict[str, Any]:
-    cursor = encode_cursor(page.next_position) if page.next_position is not None else None
-    return page_body(list(serializer(page.items, many=True).data), next_cursor=cursor)
 
 
 # --- flocks ------------------------------------------------------------------------------------
