@@ -10,8 +10,9 @@ from __future__ import annotations
 import base64
 import pickle
 import random
+import threading
 from datetime import datetime, timedelta
-from typing import Any
+from typing import Any, ClassVar
 
 from django.core.cache.backends.base import DEFAULT_TIMEOUT, BaseCache
 from django.core.cache.backends.db import DatabaseCache
@@ -44,6 +45,15 @@ class AtomicDatabaseCache(DatabaseCache):
         return int(new_value)
 
 
+def _aware(value: Any) -> datetime:
+    """SQLite hands timestamps back as text; PostgreSQL as aware datetimes."""
+    if isinstance(value, str):
+        value = datetime.fromisoformat(value)
+    if timezone.is_naive(value):
+        value = timezone.make_aware(value, timezone.utc)
+    return value
+
+
 class CounterCache(BaseCache):
     """Integer counters in one table, each operation a single SQL statement.
 
@@ -51,13 +61,50 @@ class CounterCache(BaseCache):
     ``INSERT … ON CONFLICT`` and ``incr`` one ``UPDATE … RETURNING``, atomic on PostgreSQL and
     SQLite alike and shared by every replica — a fraction of the round trips of a pickling
     database cache. Only integers are stored.
+
+    Once this process has seen a counter in the database (created it, or incremented it), it
+    remembers until when that row lives, and ``add`` of a key it knows to be there answers
+    ``False`` without a query: a steady-state count is then one round trip. Should the row have
+    been removed meanwhile by another process, the ``incr`` that follows finds no row and
+    creates it with the window it knew, so the count goes on (django-ratelimit would refuse a
+    request whose ``incr`` fails).
     """
 
     table = "cluck_rate_counter"
+    # Shared by every instance in the process (Django keeps one backend instance per thread,
+    # and the ASGI handler uses a thread per request). Bounded: stale entries are swept.
+    _known_until: ClassVar[dict[str, datetime]] = {}
+    _known_lock: ClassVar[threading.Lock] = threading.Lock()
+    MAX_KNOWN: ClassVar[int] = 10_000
 
     def __init__(self, location: str, params: dict[str, Any]) -> None:
         super().__init__(params)
         self.table = location or self.table
+
+    def _remember(self, key: str, expires: datetime) -> None:
+        with self._known_lock:
+            known = self._known_until
+            if len(known) >= self.MAX_KNOWN:
+                now = self._now()
+                for stale in [k for k, until in known.items() if until <= now]:
+                    del known[stale]
+                if len(known) >= self.MAX_KNOWN:
+                    known.clear()
+            known[f"{self.table}:{key}"] = expires
+
+    def _forget(self, key: str | None = None) -> datetime | None:
+        """Drop what this process knows of ``key`` (of every key: ``None``); return its expiry."""
+        with self._known_lock:
+            if key is not None:
+                return self._known_until.pop(f"{self.table}:{key}", None)
+            prefix = f"{self.table}:"
+            for known in [k for k in self._known_until if k.startswith(prefix)]:
+                del self._known_until[known]
+            return None
+
+    def _known(self, key: str, now: datetime) -> bool:
+        until = self._known_until.get(f"{self.table}:{key}")
+        return until is not None and until > now
 
     def _now(self) -> datetime:
         return timezone.now()
@@ -87,25 +134,43 @@ class CounterCache(BaseCache):
         self, key: Any, value: Any, timeout: Any = DEFAULT_TIMEOUT, version: Any = None
     ) -> bool:
         key = self.make_and_validate_key(key, version=version)
+        value = self._int(value)
         now = self._now()
+        if self._known(key, now):
+            return False
         if random.random() < 0.01:  # housekeeping: windows past their expiry go
             self._execute("DELETE FROM {table} WHERE expires < %s RETURNING 1", [now])
+        expires = self._expiry(timeout)
         row = self._execute(
             "INSERT INTO {table} (key, value, expires) VALUES (%s, %s, %s) "
             "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires = EXCLUDED.expires "
             "WHERE {table}.expires <= %s RETURNING 1",
-            [key, self._int(value), self._expiry(timeout), now],
+            [key, value, expires, now],
         )
+        if row is not None:
+            self._remember(key, expires)
         return row is not None
 
     def incr(self, key: Any, delta: int = 1, version: Any = None) -> int:
         key = self.make_and_validate_key(key, version=version)
         row = self._execute(
-            "UPDATE {table} SET value = value + %s WHERE key = %s AND expires > %s RETURNING value",
+            "UPDATE {table} SET value = value + %s WHERE key = %s AND expires > %s "
+            "RETURNING value, expires",
             [self._int(delta), key, self._now()],
         )
         if row is None:
-            raise ValueError(f"Key '{key}' not found")
+            until = self._forget(key)
+            if until is None or until <= self._now():
+                raise ValueError(f"Key '{key}' not found")
+            # ``add`` answered "present" from memory and the row has gone since: create it
+            # with the window we knew, so the answer holds and the count goes on.
+            row = self._execute(
+                "INSERT INTO {table} (key, value, expires) VALUES (%s, %s, %s) "
+                "ON CONFLICT (key) DO UPDATE SET value = {table}.value + EXCLUDED.value "
+                "RETURNING value, expires",
+                [key, self._int(delta), until],
+            )
+        self._remember(key, _aware(row[1]))
         return int(row[0])
 
     def get(self, key: Any, default: Any = None, version: Any = None) -> Any:
@@ -119,6 +184,7 @@ class CounterCache(BaseCache):
         self, key: Any, value: Any, timeout: Any = DEFAULT_TIMEOUT, version: Any = None
     ) -> None:
         key = self.make_and_validate_key(key, version=version)
+        self._forget(key)
         self._execute(
             "INSERT INTO {table} (key, value, expires) VALUES (%s, %s, %s) "
             "ON CONFLICT (key) DO UPDATE SET value = EXCLUDED.value, expires = EXCLUDED.expires "
@@ -128,6 +194,7 @@ class CounterCache(BaseCache):
 
     def touch(self, key: Any, timeout: Any = DEFAULT_TIMEOUT, version: Any = None) -> bool:
         key = self.make_and_validate_key(key, version=version)
+        self._forget(key)
         row = self._execute(
             "UPDATE {table} SET expires = %s WHERE key = %s AND expires > %s RETURNING 1",
             [self._expiry(timeout), key, self._now()],
@@ -136,7 +203,9 @@ class CounterCache(BaseCache):
 
     def delete(self, key: Any, version: Any = None) -> bool:
         key = self.make_and_validate_key(key, version=version)
+        self._forget(key)
         return self._execute("DELETE FROM {table} WHERE key = %s RETURNING 1", [key]) is not None
 
     def clear(self) -> None:
+        self._forget()
         self._execute("DELETE FROM {table} RETURNING 1", [])

@@ -7,6 +7,7 @@ import threading
 import pytest
 from django.core.cache import caches
 from django.db import connection
+from django.test.utils import CaptureQueriesContext
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -46,3 +47,41 @@ def test_concurrent_increments_are_never_lost() -> None:
     for thread in threads:
         thread.join()
     assert cache.get("hits") == 200
+
+
+def test_a_steady_state_count_is_one_round_trip() -> None:
+    """Once this process has seen the counter, ``add`` needs no query: ``add`` + ``incr`` = 1.
+
+    Mutation: drop the known-row shortcut in ``CounterCache.add`` → red (two statements).
+    """
+    cache = caches["ratelimit"]
+    assert cache.add("steady", 1, 60) is True
+    with CaptureQueriesContext(connection) as queries:
+        assert cache.add("steady", 1, 60) is False
+        assert cache.incr("steady") == 2
+    assert len(queries) == 1
+
+
+def test_a_counter_removed_behind_our_back_is_recreated_by_the_next_incr() -> None:
+    """Another process deleting the row after ``add`` answered "present" from memory.
+
+    Mutation: raise ``ValueError`` when ``incr`` finds no row even though the key was known →
+    red (django-ratelimit fails closed on it: a spurious 429).
+    """
+    cache = caches["ratelimit"]
+    assert cache.add("vanishing", 1, 60) is True
+    with connection.cursor() as cursor:
+        cursor.execute("DELETE FROM cluck_rate_counter")
+    assert cache.add("vanishing", 1, 60) is False  # answered from memory
+    assert cache.incr("vanishing") == 1
+    assert cache.incr("vanishing") == 2 and cache.get("vanishing") == 2
+    with pytest.raises(ValueError):
+        cache.incr("never-added")
+
+
+@pytest.mark.postgres
+def test_counters_skip_the_write_ahead_log_on_postgresql() -> None:
+    """Mutation: make migration 0004 a no-op → red (``relpersistence`` is ``p``)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT relpersistence FROM pg_class WHERE relname = 'cluck_rate_counter'")
+        assert cursor.fetchone() == ("u",)
