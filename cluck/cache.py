@@ -11,7 +11,7 @@ import base64
 import pickle
 import random
 import threading
-from datetime import datetime, timedelta
+from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
 from django.core.cache.backends.base import DEFAULT_TIMEOUT, BaseCache
@@ -50,7 +50,7 @@ def _aware(value: Any) -> datetime:
     if isinstance(value, str):
         value = datetime.fromisoformat(value)
     if timezone.is_naive(value):
-        value = timezone.make_aware(value, timezone.utc)
+        value = timezone.make_aware(value, UTC)
     return value
 
 

@@ -104,14 +104,23 @@ def _database_url() -> str:
 
 DATABASES = {"default": dj_database_url.parse(_database_url(), conn_max_age=0)}
 DATABASES["default"].setdefault("TEST", {})
-# A per-process psycopg pool: MCP tools run in worker threads, so one MCP call uses two
-# threads' connections; without a pool each would pay a fresh PostgreSQL connection.
-if "postgresql" in DATABASES["default"]["ENGINE"] and _env_bool("CLUCK_DB_POOL", True):
-    DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
-        "min_size": 2,
-        "max_size": int(os.environ.get("CLUCK_DB_POOL_MAX", "20")),
-        "timeout": 10,
-    }
+if "postgresql" in DATABASES["default"]["ENGINE"]:
+    _options = DATABASES["default"].setdefault("OPTIONS", {})
+    # A per-process psycopg pool: MCP tools run in worker threads, so one MCP call uses two
+    # threads' connections; without a pool each would pay a fresh PostgreSQL connection.
+    if _env_bool("CLUCK_DB_POOL", True):
+        _options["pool"] = {
+            "min_size": 2,
+            "max_size": int(os.environ.get("CLUCK_DB_POOL_MAX", "20")),
+            "timeout": 10,
+        }
+    # Server-side binding lets psycopg prepare a statement after a few runs on a connection, so
+    # the hot queries (token check, idempotency claim) skip PostgreSQL's planner. Turn it off
+    # behind a pooler that cannot carry prepared statements (PgBouncer < 1.21 in transaction
+    # mode).
+    if _env_bool("CLUCK_DB_SERVER_SIDE_BINDING", True):
+        _options["server_side_binding"] = True
+        _options.setdefault("prepare_threshold", 5)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Rate-limit counters must be shared by every replica: a database cache table by default,
@@ -191,6 +200,8 @@ IDEMPOTENCY_MAX_WAIT_SECONDS = float(os.environ.get("IDEMPOTENCY_MAX_WAIT_SECOND
 
 # --- mcp_tools -------------------------------------------------------------------------------
 MCP_TOOLS_ERROR_TRANSLATOR = "cluck.mcp_errors.translate_domain_error"
+# Per bearer token, django-ratelimit syntax ("300/m"); shared by every replica.
+MCP_TOOLS_RATE = os.environ.get("MCP_TOOLS_RATE", "300/m")
 MCP_TOOLS_ALLOWED_ORIGINS = _env_list(
     "MCP_TOOLS_ALLOWED_ORIGINS",
     ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],

@@ -235,11 +235,11 @@ class IdempotentUnit:
         while True:
             now = self.clock()
             lease_until = now + timedelta(seconds=self.lease_seconds)
-            if self._insert_claim(scope, owner, now, lease_until):
+            claimed, row = self._insert_or_inspect(scope, owner, now, lease_until)
+            if claimed:
                 return _Claimed()
-            # Inspecting before stealing keeps a replay at two statements; the steal itself is
-            # still decided by its own predicate in the database, never by this read.
-            row = self._inspect(scope)
+            # Inspecting before stealing keeps a replay at one statement (two on SQLite); the
+            # steal itself is still decided by its own predicate in the database.
             decided = self._decide(row, scope, owner)
             if decided is not None:
                 return decided
@@ -260,6 +260,49 @@ class IdempotentUnit:
             if waited is not None:
                 return waited
 
+    def _insert_or_inspect(
+        self, scope: IdempotencyScope, owner: uuid.UUID, now: datetime, lease_until: datetime
+    ) -> tuple[bool, dict[str, Any] | None]:
+        """Try the claim; when the key is taken, the row that holds it (``None``: not visible).
+
+        On PostgreSQL one statement does both: the insert in a CTE, and beside it a read of the
+        existing row, so a replay costs one round trip. The read sees the snapshot taken when
+        the statement began: a competitor that committed while our insert waited for it is not
+        seen, and the caller treats that like a live lease (poll, look again).
+        """
+        connection = transaction.get_connection(self.using)
+        if connection.vendor != "postgresql":
+            if self._insert_claim(scope, owner, now, lease_until):
+                return True, None
+            return False, self._inspect(scope)
+        insert, params = self._insert_claim_sql(scope, owner, now, lease_until)
+        quote = connection.ops.quote_name
+        table = quote(self._meta().db_table)
+        columns = ("fingerprint", "status", "lease_owner", "lease_expires_at", "result")
+        sql = (
+            f"WITH claim AS ({insert} RETURNING 1) "
+            "SELECT EXISTS (SELECT 1 FROM claim), "
+            f"{', '.join(f'existing.{quote(name)}' for name in columns)} "
+            f"FROM (SELECT 1) AS one LEFT JOIN {table} AS existing "
+            "ON existing.tenant_id = %s AND existing.operation_key = %s "
+            "AND existing.caller_key = %s"
+        )
+        params += [scope.tenant_id, scope.operation_key, scope.caller_key]
+        with connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            claimed, *values = cursor.fetchone()
+        if claimed:
+            return True, None
+        if values[0] is None:
+            return False, None
+        return False, dict(zip(columns, values, strict=True))
+
+    @staticmethod
+    def _meta() -> Any:
+        from idempotency.models import IdempotencyRecord
+
+        return IdempotencyRecord._meta
+
     def _insert_claim(
         self, scope: IdempotencyScope, owner: uuid.UUID, now: datetime, lease_until: datetime
     ) -> bool:
@@ -269,6 +312,15 @@ class IdempotentUnit:
         savepoint for an existing key (a retry), and one statement to build. The unique
         constraint is the arbiter; a concurrent uncommitted claim makes PostgreSQL wait for it.
         """
+        sql, params = self._insert_claim_sql(scope, owner, now, lease_until)
+        # One statement in autocommit: its own short committed step, one round trip.
+        with transaction.get_connection(self.using).cursor() as cursor:
+            cursor.execute(sql, params)
+            return bool(cursor.rowcount == 1)
+
+    def _insert_claim_sql(
+        self, scope: IdempotencyScope, owner: uuid.UUID, now: datetime, lease_until: datetime
+    ) -> tuple[str, list[Any]]:
         from idempotency.models import IdempotencyRecord
 
         connection = transaction.get_connection(self.using)
@@ -296,10 +348,7 @@ class IdempotentUnit:
             f"VALUES ({', '.join(['%s'] * len(columns))}) "
             "ON CONFLICT (tenant_id, operation_key, caller_key) DO NOTHING"
         )
-        # One statement in autocommit: its own short committed step, one round trip.
-        with connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            return bool(cursor.rowcount == 1)
+        return sql, params
 
     def _inspect(self, scope: IdempotencyScope) -> dict[str, Any] | None:
         row: dict[str, Any] | None = (

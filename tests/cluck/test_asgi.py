@@ -14,11 +14,17 @@ from tests.factories import FarmFactory, MembershipFactory, bearer_for
 from tests.testapps.idem.models import SideEffect
 
 
+async def _get(path: str) -> httpx.Response:
+    transport = httpx.ASGITransport(app=application)
+    async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
+        return await http.get(path)
+
+
 def test_the_middleware_chain_is_built_synchronous() -> None:
     """Mutation: drop the ``load_middleware`` override (Django's async chain, one thread hop
     per middleware method) → red."""
     assert isinstance(application, SyncMiddlewareASGIHandler)
-    assert not iscoroutinefunction(application._middleware_chain)
+    assert not iscoroutinefunction(getattr(application, "_middleware_chain"))  # noqa: B009
 
 
 @pytest.mark.django_db(transaction=True)
@@ -44,3 +50,37 @@ def test_an_async_view_is_served_inside_the_idempotent_unit_over_asgi() -> None:
     assert again.json() == first.json()
     effects: list[Any] = list(SideEffect.objects.values_list("label", flat=True))
     assert effects == ["async"]
+
+
+@pytest.mark.parametrize("view", ["sync", "async"])
+def test_requests_run_in_the_request_thread_pool(view: str) -> None:
+    """Sync views, and the sync work of async views, run in a long-lived request thread.
+
+    Mutation: run ``_serve`` with ``thread_sensitive=True`` and no executor (no per-request
+    context here, so asgiref's one process-wide thread) → red.
+    """
+    names = {asyncio.run(_get(f"/asgi-probe/{view}/")).json()["thread"] for _ in range(3)}
+    assert all(name.startswith("request") for name in names), names
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db
+def test_hot_queries_are_prepared_on_postgresql() -> None:
+    """After a few runs on a connection the token check skips the planner (a prepared statement).
+
+    Mutation: drop ``prepare_threshold`` from the database OPTIONS → red (nothing prepared).
+    """
+    from django.db import connection
+
+    from tenancy.tokens import check_token
+
+    membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["Admin"])
+    raw = bearer_for(membership)
+    for _ in range(8):
+        check_token(raw)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE %s",
+            ["%tenancy_accesstoken%"],
+        )
+        assert cursor.fetchone()[0] >= 1

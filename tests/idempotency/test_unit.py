@@ -14,6 +14,7 @@ from typing import Any
 
 import pytest
 from django.db import OperationalError, connection, transaction
+from django.test.utils import CaptureQueriesContext
 
 from idempotency import (
     Executed,
@@ -77,6 +78,20 @@ def test_replay_returns_the_stored_result_without_running_work(txmode: str, neve
     outcome = IdempotentUnit(max_wait_seconds=0.1).run(scope, never)
     assert outcome == Replayed({"id": 1, "név": "ü"})
     assert effects() == ["once"]
+
+
+@pytest.mark.postgres
+def test_a_replay_is_one_statement_on_postgresql(txmode: str, never: Any) -> None:
+    """The claim attempt and the read of the row holding the key share one round trip.
+
+    Mutation: take the two-statement (SQLite) path on PostgreSQL as well → red (2 statements).
+    """
+    scope = make_scope()
+    IdempotentUnit().run(scope, writes("once", {"id": 1}))
+    with CaptureQueriesContext(connection) as queries:
+        outcome = IdempotentUnit(max_wait_seconds=0.1).run(scope, never)
+    assert outcome == Replayed({"id": 1})
+    assert len(queries) == 1, [q["sql"] for q in queries]
 
 
 def test_failure_rolls_back_releases_the_claim_and_a_corrected_retry_runs_at_once(
