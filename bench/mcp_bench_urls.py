@@ -3,14 +3,34 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
+from typing import Any
 
+from asgiref.sync import sync_to_async
+from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.urls import path
 from django.views.decorators.csrf import csrf_exempt
+from django_ratelimit.core import get_usage
 from pydantic import BaseModel
 
 from cluck.urls import urlpatterns as project_patterns
 from idempotency import handles_own_idempotency
+
+
+def _token_key(group: str, request: HttpRequest) -> str:
+    return f"token:{request.actor.token_id}"  # type: ignore[attr-defined]
+
+
+def _count(request: HttpRequest) -> dict[str, Any] | None:
+    return get_usage(
+        request,
+        group="bench.bare",
+        key=_token_key,
+        rate=settings.MCP_TOOLS_RATE,
+        method=["POST"],
+        increment=True,
+    )
 
 
 @csrf_exempt
@@ -19,6 +39,22 @@ async def bare_view(request: HttpRequest) -> HttpResponse:
     """The same work as bench_add with no MCP: parse, add, answer JSON (behind the same auth)."""
     if not request.tenant.is_resolved:  # type: ignore[attr-defined]
         return HttpResponse(status=401)
+    return _answer(request)
+
+
+@csrf_exempt
+@handles_own_idempotency
+async def bare_limited_view(request: HttpRequest) -> HttpResponse:
+    """``bare_view`` plus /mcp's per-token rate count (django-ratelimit, the same cache)."""
+    if not request.tenant.is_resolved:  # type: ignore[attr-defined]
+        return HttpResponse(status=401)
+    usage = await sync_to_async(_count)(request)
+    if usage is not None and usage["should_limit"]:
+        return HttpResponse(status=429)
+    return _answer(request)
+
+
+def _answer(request: HttpRequest) -> HttpResponse:
     body = json.loads(request.body)
     args = body["params"]["arguments"]
     result = {"sum": args["a"] + args["b"], "tenant": request.tenant.id}  # type: ignore[attr-defined]
@@ -39,7 +75,7 @@ class DsmSum(BaseModel):
     tenant: int
 
 
-def _dsm_view():  # type: ignore[no-untyped-def]
+def _dsm_view() -> Callable[..., Any]:
     from django_stateless_mcp.views import mcp_view
     from mcp.server.mcpserver import MCPServer
 
@@ -54,6 +90,7 @@ def _dsm_view():  # type: ignore[no-untyped-def]
 
 urlpatterns = [
     path("bench/bare", bare_view),
+    path("bench/bare-limited", bare_limited_view),
     path("bench/dsm/mcp", _dsm_view()),
     *project_patterns,
 ]

@@ -1,0 +1,1 @@
+"""Benchmarks (not tests): run each script with ``.venv/bin/python bench/<name>.py``."""

