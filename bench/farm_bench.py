@@ -1,6 +1,6 @@
 """Farm tools vs their REST routes, side by side from one run (a benchmark, not a test).
 
-    .venv/bin/python bench/farm_bench.py [--requests 300]
+    .venv/bin/python bench/farm_bench.py [--requests 150] [--rounds 5]
 
 Starts a throwaway embedded PostgreSQL, migrates, seeds the demo farms, starts one uvicorn
 worker and measures, interleaved so drift hits both sides alike:
@@ -9,7 +9,8 @@ worker and measures, interleaved so drift hits both sides alike:
 2. ``cluck_record_daily_entry`` (idempotent) vs ``POST /api/v1/daily-entries/`` with an
    ``Idempotency-Key`` (target ≤ 1.15×). Every write uses a fresh key, so each one executes.
 
-Prints medians (ms) and ratios.
+Prints medians (ms) and ratios. Each ratio is the median of the rounds' own ratios: the VM's
+speed drifts between rounds, so only same-round comparisons are fair.
 """
 
 from __future__ import annotations
@@ -68,7 +69,8 @@ def _timed(fn: object) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--requests", type=int, default=300)
+    parser.add_argument("--requests", type=int, default=150, help="per workload and round")
+    parser.add_argument("--rounds", type=int, default=5)
     args = parser.parse_args()
 
     with tempfile.TemporaryDirectory(prefix="cluck-bench-") as workdir:
@@ -99,11 +101,16 @@ def main() -> None:
                     base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=30
                 ) as client,
             ):
-                samples = _measure(client, args.requests)
-    _report(samples, args.requests)
+                rounds = _measure(client, args.requests, args.rounds)
+    _report(rounds, args.requests)
 
 
-def _measure(client: httpx.Client, requests: int) -> dict[str, list[float]]:
+WORKLOADS = ("rest_list", "mcp_list", "rest_rec", "mcp_rec")
+
+
+def _measure(
+    client: httpx.Client, requests: int, rounds_count: int
+) -> list[dict[str, list[float]]]:
     flocks = client.get("/api/v1/flocks/?status=Active").json()["items"]
     flock_id = next(f for f in flocks if f["name"] == "House 1 White")["id"]
     day = "2026-06-01"
@@ -139,27 +146,44 @@ def _measure(client: httpx.Client, requests: int) -> dict[str, list[float]]:
     for fn in (rest_list, mcp_list, rest_record, mcp_record):
         for _ in range(20):
             fn()
-    samples: dict[str, list[float]] = {
-        n: [] for n in ("rest_list", "mcp_list", "rest_rec", "mcp_rec")
-    }
-    for _ in range(requests):
-        samples["rest_list"].append(_timed(rest_list))
-        samples["mcp_list"].append(_timed(mcp_list))
-        samples["rest_rec"].append(_timed(rest_record))
-        samples["mcp_rec"].append(_timed(mcp_record))
-    return samples
+    rounds: list[dict[str, list[float]]] = []
+    for _ in range(rounds_count):
+        samples: dict[str, list[float]] = {name: [] for name in WORKLOADS}
+        for _ in range(requests):
+            samples["rest_list"].append(_timed(rest_list))
+            samples["mcp_list"].append(_timed(mcp_list))
+            samples["rest_rec"].append(_timed(rest_record))
+            samples["mcp_rec"].append(_timed(mcp_record))
+        rounds.append(samples)
+    return rounds
 
 
-def _report(samples: dict[str, list[float]], requests: int) -> None:
-    med = {name: statistics.median(values) for name, values in samples.items()}
-    print(f"farm tools vs REST — {requests} interleaved requests each, 1 uvicorn worker")
+def _report(rounds: list[dict[str, list[float]]], requests: int) -> None:
+    """Medians per round; each ratio is the median of the rounds' own ratios.
+
+    The VM's speed drifts between rounds, so only same-round comparisons are fair.
+    """
+    per_round = [{name: statistics.median(values[name]) for name in WORKLOADS} for values in rounds]
+    med = {name: statistics.median(r[name] for r in per_round) for name in WORKLOADS}
+
+    def ratio(ours: str, base: str) -> float:
+        return statistics.median(r[ours] / r[base] for r in per_round)
+
+    print(
+        f"farm tools vs REST — {len(rounds)} rounds of {requests} interleaved requests each, "
+        "1 uvicorn worker (medians; ratios are medians of each round's ratio)"
+    )
     print(f"{'workload':<44}{'median ms':>10}")
     print(f"{'GET /api/v1/flocks/':<44}{med['rest_list']:>10.2f}")
     print(f"{'tools/call cluck_list_flocks':<44}{med['mcp_list']:>10.2f}")
     print(f"{'POST /api/v1/daily-entries/ + Idempotency-Key':<44}{med['rest_rec']:>10.2f}")
     print(f"{'tools/call cluck_record_daily_entry':<44}{med['mcp_rec']:>10.2f}")
-    print(f"list ratio   MCP/REST = {med['mcp_list'] / med['rest_list']:.2f}x (target ≤ 1.15)")
-    print(f"record ratio MCP/REST = {med['mcp_rec'] / med['rest_rec']:.2f}x (target ≤ 1.15)")
+    for label, ours, base in (("list", "mcp_list", "rest_list"), ("record", "mcp_rec", "rest_rec")):
+        rounds_text = " ".join(f"{r[ours] / r[base]:.2f}" for r in per_round)
+        print(
+            f"{label + ' ratio':<13}MCP/REST = {ratio(ours, base):.2f}x (target ≤ 1.15; "
+            f"rounds: {rounds_text})"
+        )
 
 
 if __name__ == "__main__":

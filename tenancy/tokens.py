@@ -21,6 +21,7 @@ from tenancy.exceptions import (
     CredentialsSupersededError,
     FarmSuspendedError,
 )
+from tenancy.lookup import fetch_token
 from tenancy.models import AccessToken, Membership
 
 PREFIXES = {AccessToken.Kind.PERSONAL: "ck_pat_", AccessToken.Kind.SESSION: "ck_ses_"}
@@ -76,12 +77,9 @@ def check_token(raw: str) -> AccessToken:
     """
     if not looks_like_token(raw):
         raise AuthenticationFailedError()
-    try:
-        token = AccessToken.objects.select_related(
-            "membership", "membership__user", "membership__tenant"
-        ).get(digest=digest(raw))
-    except AccessToken.DoesNotExist:
-        raise AuthenticationFailedError() from None
+    token = fetch_token(digest(raw))
+    if token is None:
+        raise AuthenticationFailedError()
     now = timezone.now()
     if token.revoked_at is not None or (token.expires_at is not None and token.expires_at <= now):
         raise AuthenticationFailedError()

@@ -7,10 +7,11 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from tenancy import lookup
 from tenancy.models import AccessToken
 from tenancy.services import membership_disable, membership_set_roles
 from tenancy.tokens import digest, looks_like_token
-from tests.factories import DEFAULT_PASSWORD
+from tests.factories import DEFAULT_PASSWORD, UserFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -29,6 +30,45 @@ def test_tokens_are_prefixed_256_bit_secrets_and_only_a_digest_is_stored(member_
     assert raw.startswith("ck_pat_") and looks_like_token(raw) and len(raw) == 50
     token = AccessToken.objects.get(membership=membership)
     assert token.digest == digest(raw) and raw not in {token.prefix, token.digest}
+
+
+def _fields(instance) -> dict:
+    return {f.attname: getattr(instance, f.attname) for f in type(instance)._meta.concrete_fields}
+
+
+@pytest.mark.parametrize("compiled", [True, False], ids=["compiled-sql", "orm-fallback"])
+def test_the_token_read_returns_what_the_orm_returns(
+    member_client, django_assert_num_queries, monkeypatch, compiled
+):
+    """The compiled token read builds the same four objects as ``select_related(...).get()``.
+
+    Mutations: drop the DB converters in ``_Part.build`` → red (``roles`` comes back as JSON
+    text); join the user on ``m.tenant_id`` → red; skip ``set_cached_value`` for the tenant →
+    red (a second query). The ``orm-fallback`` case runs the path taken for models whose fields
+    span tables.
+    """
+    UserFactory.create_batch(2)  # user, membership and tenant ids differ: a wrong join shows
+    client, membership = member_client(roles=["Manager", "Sales"])
+    raw = client._credentials["HTTP_AUTHORIZATION"].split()[1]
+    if not compiled:
+        monkeypatch.setattr(lookup, "_plans", {"default": None})
+    expected = AccessToken.objects.select_related(
+        "membership", "membership__user", "membership__tenant"
+    ).get(digest=digest(raw))
+    with django_assert_num_queries(1):
+        token = lookup.fetch_token(digest(raw))
+        assert token is not None
+        pairs = [
+            (token, expected),
+            (token.membership, expected.membership),
+            (token.membership.user, expected.membership.user),
+            (token.membership.tenant, expected.membership.tenant),
+        ]
+    for mine, theirs in pairs:
+        assert type(mine) is type(theirs) and not mine._state.adding
+        assert _fields(mine) == _fields(theirs)
+    assert token.membership.roles == ["Manager", "Sales"]
+    assert lookup.fetch_token(digest(raw + "x")) is None
 
 
 def test_a_role_change_invalidates_the_token_on_the_next_request(member_client):
