@@ -31,7 +31,7 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import embedded_database, uvicorn_server  # noqa: E402
+from bench.harness import embedded_database, median_ratio, uvicorn_server  # noqa: E402
 
 
 def _manage(env: dict[str, str], *args: str) -> str:
@@ -167,7 +167,7 @@ def _report(rounds: list[dict[str, list[float]]], requests: int) -> None:
     med = {name: statistics.median(r[name] for r in per_round) for name in WORKLOADS}
 
     def ratio(ours: str, base: str) -> float:
-        return statistics.median(r[ours] / r[base] for r in per_round)
+        return median_ratio((r[ours] for r in per_round), (r[base] for r in per_round))
 
     print(
         f"farm tools vs REST — {len(rounds)} rounds of {requests} interleaved requests each, "

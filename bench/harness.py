@@ -4,16 +4,23 @@ from __future__ import annotations
 
 import os
 import socket
+import statistics
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
+
+
+def median_ratio(ours: Iterable[float], base: Iterable[float]) -> float:
+    """The median of each round's own ratio: the VM's speed drifts between rounds, so only
+    same-round comparisons are fair."""
+    return statistics.median(a / b for a, b in zip(ours, base, strict=True))
 
 
 def free_port() -> int:

@@ -38,7 +38,12 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import embedded_database, migrate_and_seed, uvicorn_server  # noqa: E402
+from bench.harness import (  # noqa: E402
+    embedded_database,
+    median_ratio,
+    migrate_and_seed,
+    uvicorn_server,
+)
 
 MODERN_META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
@@ -176,12 +181,9 @@ def main() -> None:
         return statistics.median(value[index] for value in figures[kind])
 
     def paired(ours: str, base: str, index: int, invert: bool = False) -> float:
-        """Median over rounds of one round's ratio: the VM's speed drifts between rounds."""
-        ratios = []
-        for mine, theirs in zip(figures[ours], figures[base], strict=True):
-            a, b = (theirs[index], mine[index]) if invert else (mine[index], theirs[index])
-            ratios.append(a / b)
-        return statistics.median(ratios)
+        mine = [value[index] for value in figures[ours]]
+        theirs = [value[index] for value in figures[base]]
+        return median_ratio(theirs, mine) if invert else median_ratio(mine, theirs)
 
     print(
         f"tools/call bench_add, {n} requests, 1 uvicorn worker, {options.rounds} interleaved "
@@ -204,7 +206,7 @@ def main() -> None:
             "faster p50"
         )
     small_list, large_list = statistics.median(lists[10]), statistics.median(lists[500])
-    list_ratio = statistics.median(b / a for a, b in zip(lists[10], lists[500], strict=True))
+    list_ratio = median_ratio(lists[500], lists[10])
     print(
         f"tools/list first page p50: {small_list:.2f} ms with ~10 tools, {large_list:.2f} ms "
         f"with ~500 tools (ratio {list_ratio:.2f})"

@@ -7,30 +7,14 @@ from collections.abc import Callable
 from typing import Any
 
 from asgiref.sync import sync_to_async
-from django.conf import settings
 from django.http import HttpRequest, HttpResponse
 from django.urls import path
 from django.views.decorators.csrf import csrf_exempt
-from django_ratelimit.core import get_usage
 from pydantic import BaseModel
 
 from cluck.urls import urlpatterns as project_patterns
 from idempotency import handles_own_idempotency
-
-
-def _token_key(group: str, request: HttpRequest) -> str:
-    return f"token:{request.actor.token_id}"  # type: ignore[attr-defined]
-
-
-def _count(request: HttpRequest) -> dict[str, Any] | None:
-    return get_usage(
-        request,
-        group="bench.bare",
-        key=_token_key,
-        rate=settings.MCP_TOOLS_RATE,
-        method=["POST"],
-        increment=True,
-    )
+from mcp_tools.views import _rate_usage
 
 
 @csrf_exempt
@@ -45,10 +29,10 @@ async def bare_view(request: HttpRequest) -> HttpResponse:
 @csrf_exempt
 @handles_own_idempotency
 async def bare_limited_view(request: HttpRequest) -> HttpResponse:
-    """``bare_view`` plus /mcp's per-token rate count (django-ratelimit, the same cache)."""
+    """``bare_view`` plus /mcp's own per-token rate count (the same function, the same cache)."""
     if not request.tenant.is_resolved:  # type: ignore[attr-defined]
         return HttpResponse(status=401)
-    usage = await sync_to_async(_count)(request)
+    usage = await sync_to_async(_rate_usage)(request)
     if usage is not None and usage["should_limit"]:
         return HttpResponse(status=429)
     return _answer(request)
