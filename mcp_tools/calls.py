@@ -141,26 +141,33 @@ def translate(exc: BaseException) -> ToolFailure | None:
     return None
 
 
-def error_result(code: str, message: str, **extra: Any) -> dict[str, Any]:
-    """An ``isError`` result the model can read and act on, with a stable code."""
-    error: dict[str, Any] = {"code": code, "message": message, **extra}
+def error_result(code: str, message: str, data: dict[str, Any] | None = None) -> dict[str, Any]:
+    """An ``isError`` result the model can read and act on, with a stable code.
+
+    The error travels as one text block holding ``{"error": {"code", "message", "data"?}}``
+    and never as ``structuredContent``: a tool that declares an ``outputSchema`` promises that
+    every structured result conforms to it, and conforming clients (the TypeScript SDK that
+    Claude Code, Claude Desktop and the Inspector are built on) validate it even when
+    ``isError`` is true, so an error object there would be thrown away as a schema violation.
+    """
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data:
+        error["data"] = data
     return {
-        "content": [{"type": "text", "text": f"{code}: {message}"}],
-        "structuredContent": {"error": error},
+        "content": [{"type": "text", "text": _jsonrpc.dumps({"error": error}).decode()}],
         "isError": True,
     }
 
 
 def failure_result(failure: ToolFailure) -> dict[str, Any]:
-    extra = {"data": failure.data} if failure.data else {}
-    return error_result(failure.code, failure.message, **extra)
+    return error_result(failure.code, failure.message, failure.data)
 
 
 def internal_error_result(spec: ToolSpec, request_id: str) -> dict[str, Any]:
     return error_result(
         CODE_INTERNAL,
         f"Error executing tool {spec.name}. Quote request id {request_id} to the operator.",
-        requestId=request_id,
+        {"requestId": request_id},
     )
 
 
@@ -179,7 +186,9 @@ def validate_arguments(spec: ToolSpec, arguments: dict[str, Any]) -> BaseModel |
     except ValidationError as exc:
         errors = _summarise(exc)
         listed = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
-        return error_result(CODE_INVALID_ARGUMENTS, f"Invalid arguments: {listed}", errors=errors)
+        return error_result(
+            CODE_INVALID_ARGUMENTS, f"Invalid arguments: {listed}", {"errors": errors}
+        )
 
 
 def _invoke(spec: ToolSpec, ctx: CallContext, validated: BaseModel) -> Any:
@@ -293,6 +302,6 @@ def run_write(spec: ToolSpec, ctx: CallContext, validated: BaseModel) -> dict[st
         return error_result(
             CODE_IN_PROGRESS,
             f"An identical call with this idempotencyKey is still running; retry in {retry:g} s.",
-            retryAfterSeconds=retry,
+            {"retryAfterSeconds": retry},
         )
     raise TypeError(f"unexpected idempotency outcome {outcome!r}")

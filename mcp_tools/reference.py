@@ -14,7 +14,12 @@ from tenancy import Role
 HEADER = (
     "# MCP tool reference\n\n"
     "Generated from the tool registry by `python manage.py mcp_tools_reference`; do not edit "
-    "by hand (a test fails when this file is stale).\n"
+    "by hand (a test fails when this file is stale).\n\n"
+    "**Errors.** A tool error is a result with `isError: true` and exactly one text block whose "
+    'text is the JSON object `{"error": {"code": "<stable code>", "message": "<what to do>", '
+    '"data": {...}}}` (`data` only when there is more to say, e.g. the candidates of an '
+    "ambiguous name, the invalid fields, a retry hint). Errors never carry `structuredContent`: "
+    "that field always matches the tool's result schema below.\n"
 )
 
 

@@ -10,6 +10,7 @@ from django.test import Client
 from cluck.models import Farm
 from tenancy.models import Membership
 from tenancy.tokens import issue_token
+from tests.tool_errors import tool_error
 
 HANDSHAKE = "2025-11-25"
 
@@ -61,7 +62,7 @@ class Tools:
         """The structured error of a tool call that must fail: ``{code, message, ...}``."""
         result = self.result(name, arguments)
         assert result["isError"] is True, result
-        return result["structuredContent"]["error"]
+        return tool_error(result)
 
     def names(self) -> set[str]:
         names: set[str] = set()

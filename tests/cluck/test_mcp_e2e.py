@@ -22,8 +22,13 @@ from mcp.client.streamable_http import streamable_http_client
 from cluck.models import Farm, Flock
 from tests.cluck.mcp_helpers import demo_bearer
 from tests.mcp_tools.servers import serve
+from tests.tool_errors import tool_error
 
 pytestmark = [pytest.mark.e2e, pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+
+def sdk_tool_error(result: Any) -> dict[str, Any]:
+    return tool_error(result.model_dump(mode="json", by_alias=True, exclude_none=True))
 
 
 @pytest.fixture
@@ -65,7 +70,7 @@ async def _owner_story(url: str, bearer: str, day: str) -> dict[str, Any]:
             "grades": [{"grade": "Large", "quantity": 900}, {"grade": "Medium", "quantity": 35}],
         }
         ambiguous = await session.call_tool("cluck_record_daily_entry", args)
-        candidates = ambiguous.structured_content["error"]["data"]["candidates"]
+        candidates = sdk_tool_error(ambiguous)["data"]["candidates"]
         active = next(c for c in candidates if c["status"] == "Active")
         retry = {**args, "idempotencyKey": "e2e-record-2", "flock": active["flockId"]}
         recorded = await session.call_tool("cluck_record_daily_entry", retry)
@@ -122,7 +127,7 @@ def test_the_farm_story_through_the_official_sdk(demo_server: tuple[str, dict[st
     assert names.count("House 2 Brown") == 2 and "House 1 White" in names
 
     assert story["ambiguous"].is_error
-    assert story["ambiguous"].structured_content["error"]["code"] == "Flock.Ambiguous"
+    assert sdk_tool_error(story["ambiguous"])["code"] == "Flock.Ambiguous"
 
     recorded, replayed = story["recorded"], story["replayed"]
     assert recorded["status"] == "Draft" and recorded["replayed"] is False

@@ -20,6 +20,7 @@ from rest_framework.test import APIClient
 from cluck.models import AuditEvent, Customer, DailyEntry, Flock, Payment, SalesOrder
 from mcp_tools.registry import default_registry
 from tests.cluck.mcp_helpers import Tools, demo_bearer, sunrise
+from tests.tool_errors import tool_error
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
@@ -402,7 +403,7 @@ def test_a_hillside_token_reads_nothing_of_sunrise_through_any_tool(demo: dict[s
         assert not leaked, (name, leaked)
         if "flock" in arguments or "orderId" in arguments or "dailyEntryId" in arguments:
             assert result["isError"] is True, (name, result)
-            assert result["structuredContent"]["error"]["code"].endswith("NotFound"), result
+            assert tool_error(result)["code"].endswith("NotFound"), result
     assert not DailyEntry.objects.unscoped("test").filter(date="2026-01-10").exists()
 
 

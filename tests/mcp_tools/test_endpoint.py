@@ -11,6 +11,7 @@ from django.test import RequestFactory, override_settings
 
 from mcp_tools.middleware import BodyCapMiddleware
 from tests.mcp_tools.conftest import HANDSHAKE, MODERN, McpClient, modern_meta
+from tests.tool_errors import tool_error
 
 pytestmark = pytest.mark.django_db
 
@@ -317,20 +318,20 @@ def test_arguments_are_camel_case_validated_and_unknown_ones_refused(mcp_client)
     for arguments in ({"as_of_date": "2026-03-04"}, {"asOfDate": "not a date"}, {"bogus": 1}):
         result = client.call("mcptest_whoami", arguments)["result"]
         assert result["isError"] is True
-        assert result["structuredContent"]["error"]["code"] == "Tool.InvalidArguments"
+        assert tool_error(result)["code"] == "Tool.InvalidArguments"
 
 
 def test_domain_errors_and_unexpected_exceptions_become_is_error(mcp_client, caplog):
     client = mcp_client()
     domain = client.call("test_error_handling")["result"]
     assert domain["isError"] is True
-    assert domain["structuredContent"]["error"]["code"] == "Conformance.Intentional"
+    assert tool_error(domain)["code"] == "Conformance.Intentional"
     crash = client.call("mcptest_crash")["result"]
     assert crash["isError"] is True
-    error = crash["structuredContent"]["error"]
+    error = tool_error(crash)
     assert error["code"] == "Tool.InternalError"
     assert "secret internal detail" not in json.dumps(crash)
-    assert error["requestId"] in caplog.text and "secret internal detail" in caplog.text
+    assert error["data"]["requestId"] in caplog.text and "secret internal detail" in caplog.text
 
 
 def test_content_block_tools_return_their_blocks(mcp_client):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import pytest
 
 from tests.testapps.mcp_fixtures import controls
+from tests.tool_errors import tool_error
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -38,7 +39,7 @@ def test_same_key_with_other_arguments_is_key_reused(mcp_client):
     client.call("mcptest_record_note", {"text": "a", "idempotencyKey": "k"})
     result = client.call("mcptest_record_note", {"text": "b", "idempotencyKey": "k"})["result"]
     assert result["isError"] is True
-    assert result["structuredContent"]["error"]["code"] == "Idempotency.KeyReused"
+    assert tool_error(result)["code"] == "Idempotency.KeyReused"
     assert controls.executions["mcptest_record_note"] == 1
 
 
@@ -72,7 +73,7 @@ def test_same_key_from_two_members_of_one_tenant_never_replays(mcp_client):
     second = worker.call("mcptest_record_note", args)["result"]
     assert first["replayed"] is False
     assert second["isError"] is True
-    assert second["structuredContent"]["error"]["code"] == "Idempotency.KeyReused"
+    assert tool_error(second)["code"] == "Idempotency.KeyReused"
     assert first["note_id"] not in str(second)
 
 
@@ -82,7 +83,7 @@ def test_a_domain_failure_releases_the_claim(mcp_client):
     for _ in range(2):
         result = client.call("mcptest_refuse", args)["result"]
         assert result["isError"] is True
-        error = result["structuredContent"]["error"]
+        error = tool_error(result)
         assert error["code"] == "Test.Refused" and error["data"] == {"text": "x"}
     assert controls.executions["mcptest_refuse"] == 2  # nothing stored, so it ran again
 
@@ -95,5 +96,5 @@ def test_a_missing_or_empty_idempotency_key_is_invalid_arguments(mcp_client):
         {"text": "x", "idempotencyKey": "k" * 256},
     ):
         result = client.call("mcptest_record_note", args)["result"]
-        assert result["structuredContent"]["error"]["code"] == "Tool.InvalidArguments"
+        assert tool_error(result)["code"] == "Tool.InvalidArguments"
     assert controls.executions["mcptest_record_note"] == 0
