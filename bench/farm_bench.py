@@ -82,7 +82,6 @@ def main() -> None:
                 "CLUCK_FAST_PASSWORD_HASHER": "1",
             }
             _manage(env, "migrate", "--noinput")
-            _manage(env, "createcachetable")
             _manage(env, "seed_demo")
             token = _manage(
                 env,

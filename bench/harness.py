@@ -60,7 +60,6 @@ def migrate_and_seed(database_url: str, settings_module: str = "cluck.settings")
     from tenancy.tokens import issue_token
 
     call_command("migrate", verbosity=0)
-    call_command("createcachetable", verbosity=0)
     farm = farm_create(
         code="bench",
         name="Bench farm",

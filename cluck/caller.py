@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from tenancy import ActorContext, FlockScope, TenantContext
+from tenancy import ActorContext, RowScope, TenantContext
 
 if TYPE_CHECKING:
     from cluck.models import Farm
@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 class Caller:
     tenant: TenantContext
     actor: ActorContext
-    scope: FlockScope
+    scope: RowScope  # the flock scope: flocks are the rows
     channel: str
 
     @property
@@ -31,7 +31,7 @@ class Caller:
     @classmethod
     def from_request(cls, request: Any, *, channel: str = "http") -> Caller:
         raw = getattr(request, "_request", request)
-        return cls(tenant=raw.tenant, actor=raw.actor, scope=raw.flock_scope, channel=channel)
+        return cls(tenant=raw.tenant, actor=raw.actor, scope=raw.row_scope, channel=channel)
 
     @classmethod
     def system(cls, farm: Farm, *, label: str) -> Caller:
@@ -40,6 +40,6 @@ class Caller:
         tenant.resolve(farm)
         actor = ActorContext()
         actor.resolve_system(label)
-        scope = FlockScope()
+        scope = RowScope()
         scope.resolve(unrestricted=True)
         return cls(tenant=tenant, actor=actor, scope=scope, channel="cli")

@@ -16,6 +16,7 @@ from pydantic.alias_generators import to_camel
 from cluck.api.base import decode_cursor, encode_cursor
 from cluck.caller import Caller
 from cluck.money import Money
+from cluck.roles import PRODUCTION_WRITE, SALES_ACCESS, SALES_FLOW
 from cluck.selectors import customers as customer_selectors
 from cluck.selectors import daily_entries as entry_selectors
 from cluck.selectors import flocks as flock_selectors
@@ -25,7 +26,7 @@ from cluck.selectors import receivables as receivable_selectors
 from cluck.selectors import stock as stock_selectors
 from cluck.services import daily_entries as entry_services
 from mcp_tools import CallContext, tool
-from tenancy import PRODUCTION_WRITE, SALES_ACCESS, SALES_FLOW, evaluate
+from tenancy import evaluate
 
 # MCP reads are smaller than REST pages: a model reads every row it is given.
 PAGE_DEFAULT = 50
@@ -41,7 +42,7 @@ Cursor = Annotated[
 
 
 def _caller(ctx: CallContext) -> Caller:
-    return Caller(tenant=ctx.tenant, actor=ctx.actor, scope=ctx.flock_scope, channel="mcp")
+    return Caller(tenant=ctx.tenant, actor=ctx.actor, scope=ctx.row_scope, channel="mcp")
 
 
 def _next_cursor(position: dict[str, Any] | None) -> str | None:

@@ -1,4 +1,5 @@
-"""How a flock scope is resolved for this domain (``TENANCY_FLOCK_SCOPE_RESOLVER``).
+"""The farm's flock scope: tenancy's row scope, with flocks as the rows
+(``TENANCY_ROW_SCOPE_RESOLVER``).
 
 Brief §5.4: any role but Worker → unrestricted, no DB read. A Worker with no assignment rows →
 unrestricted (grandfathered); with any farm-wide row → unrestricted; otherwise restricted to the
@@ -9,7 +10,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from tenancy import ActorContext, Role, TenantContext
+from cluck.roles import FARM_ROLES
+from tenancy import ActorContext, TenantContext
 
 
 def resolve_flock_scope(
@@ -17,7 +19,7 @@ def resolve_flock_scope(
 ) -> tuple[bool, frozenset[Any]]:
     from cluck.models import WorkerAssignment
 
-    if not actor.is_resolved or actor.role is not Role.WORKER or actor.is_system:
+    if not actor.is_resolved or actor.role != FARM_ROLES["Worker"] or actor.is_system:
         return True, frozenset()
     rows = list(
         WorkerAssignment.objects.for_tenant(tenant)

@@ -123,8 +123,9 @@ if "postgresql" in DATABASES["default"]["ENGINE"]:
         _options.setdefault("prepare_threshold", 5)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
-# Rate-limit counters must be shared by every replica: a database cache table by default,
-# Redis (or anything django-cache-url style) through CACHE_URL.
+# Rate-limit counters must be shared by every replica. By default tenancy counts them in its
+# own table (tenancy.counters.CounterCache, installed when RATELIMIT_USE_CACHE is unset);
+# CACHE_URL=redis://… moves the default cache and the counts to Redis.
 _cache_url = os.environ.get("CACHE_URL")
 if _cache_url and _cache_url.startswith(("redis://", "rediss://")):
     CACHES = {
@@ -133,18 +134,9 @@ if _cache_url and _cache_url.startswith(("redis://", "rediss://")):
             "LOCATION": _cache_url,
         }
     }
-else:
-    CACHES = {
-        "default": {
-            "BACKEND": "cluck.cache.AtomicDatabaseCache",
-            "LOCATION": "cluck_cache",
-        },
-        # Rate-limit counters: one SQL statement per add/incr (see cluck.cache.CounterCache).
-        "ratelimit": {"BACKEND": "cluck.cache.CounterCache", "LOCATION": "cluck_rate_counter"},
-    }
-    RATELIMIT_USE_CACHE = "ratelimit"
+    RATELIMIT_USE_CACHE = "default"
 
-# cluck.cache.AtomicDatabaseCache makes incr atomic (row lock), which is what W001 is about.
+# django-ratelimit warns about any backend it does not list (tenancy's counter cache included).
 SILENCED_SYSTEM_CHECKS = ["django_ratelimit.W001"]
 
 # Test runs (and the servers they start) hash passwords fast; never set this in production.
@@ -192,13 +184,23 @@ SPECTACULAR_SETTINGS = {
 
 # --- tenancy ---------------------------------------------------------------------------------
 TENANCY_TENANT_MODEL = "cluck.Farm"
-TENANCY_FLOCK_SCOPE_RESOLVER = "cluck.scope.resolve_flock_scope"
+TENANCY_ROLES = "cluck.roles.FARM_ROLES"
+# The farm's words: login takes farmCode; /me says flockRestricted and assignedFlockIds.
+TENANCY_TENANT_NOUN = "farm"
+TENANCY_ROW_NOUN = "flock"
+TENANCY_ROW_SCOPE_RESOLVER = "cluck.scope.resolve_flock_scope"
+TENANCY_PROBLEM_TYPE_BASE_URL = "https://cluck.dev/problems/"
 
 # --- idempotency -----------------------------------------------------------------------------
 IDEMPOTENCY_LEASE_SECONDS = float(os.environ.get("IDEMPOTENCY_LEASE_SECONDS", "30"))
 IDEMPOTENCY_MAX_WAIT_SECONDS = float(os.environ.get("IDEMPOTENCY_MAX_WAIT_SECONDS", "30"))
 
+IDEMPOTENCY_PROBLEM_TYPE_BASE_URL = "https://cluck.dev/problems/"
+
 # --- mcp_tools -------------------------------------------------------------------------------
+MCP_TOOLS_SERVER_NAME = "cluck"
+MCP_TOOLS_REQUEST_THREADS = int(os.environ.get("CLUCK_REQUEST_THREADS", "32"))
+MCP_TOOLS_SERVER_VERSION = "0.1.0"
 MCP_TOOLS_ERROR_TRANSLATOR = "cluck.mcp_errors.translate_domain_error"
 # Per bearer token, django-ratelimit syntax ("300/m"); shared by every replica.
 MCP_TOOLS_RATE = os.environ.get("MCP_TOOLS_RATE", "300/m")

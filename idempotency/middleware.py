@@ -51,14 +51,28 @@ PROBLEM_CONTENT_TYPE = "application/problem+json"
 BODILESS_STATUSES = frozenset({204, 205, 304})
 
 
+def problem_type(code: str, request: HttpRequest | None) -> str:
+    """``IDEMPOTENCY_PROBLEM_TYPE_BASE_URL`` + slug, or this server's own ``/problems/<slug>``."""
+    slug = code.replace(".", "-").lower()
+    base = conf.get("PROBLEM_TYPE_BASE_URL")
+    if base:
+        return f"{base}{slug}"
+    return request.build_absolute_uri(f"/problems/{slug}") if request else f"/problems/{slug}"
+
+
 def problem_response(
-    *, status: int, code: str, title: str, detail: str = "", headers: dict[str, str] | None = None
+    *,
+    status: int,
+    code: str,
+    title: str,
+    detail: str = "",
+    headers: dict[str, str] | None = None,
+    request: HttpRequest | None = None,
 ) -> HttpResponse:
     """RFC 9457 problem JSON ``{type, title, status, code, detail}`` (idempotency's own; it does
     not import tenancy's)."""
-    slug = code.replace(".", "-").lower()
     body = {
-        "type": f"https://cluck.dev/problems/{slug}",
+        "type": problem_type(code, request),
         "title": title,
         "status": status,
         "code": code,
@@ -184,12 +198,14 @@ class IdempotencyMiddleware(MiddlewareMixin):
         raw_key = request.headers.get(HEADER)
         if raw_key is None or not raw_key.strip():
             return problem_response(
+                request=request,
                 status=400,
                 code="Idempotency.KeyRequired",
                 title="Idempotency-Key header is required for write requests.",
             )
         if len(raw_key) > int(conf.get("MAX_KEY_LENGTH")):
             return problem_response(
+                request=request,
                 status=400,
                 code="Idempotency.KeyInvalid",
                 title="Idempotency-Key is too long.",
@@ -200,6 +216,7 @@ class IdempotencyMiddleware(MiddlewareMixin):
         except RawPostDataException:
             # Something before us consumed a multipart body; it cannot be fingerprinted.
             return problem_response(
+                request=request,
                 status=400,
                 code="Idempotency.BodyUnavailable",
                 title="The request body could not be read for its fingerprint.",
@@ -240,12 +257,14 @@ class IdempotencyMiddleware(MiddlewareMixin):
             return replay_response(outcome.result)
         if isinstance(outcome, KeyConflict):
             return problem_response(
+                request=request,
                 status=422,
                 code="Idempotency.KeyReused",
                 title="Idempotency-Key was already used with a different request.",
             )
         assert isinstance(outcome, InProgress)
         return problem_response(
+            request=request,
             status=409,
             code="Idempotency.InProgress",
             title="A request with this Idempotency-Key is still being processed. Retry shortly.",

@@ -28,10 +28,30 @@ DEFAULTS: dict[str, Any] = {
     # Dotted path to ``callable(exc) -> ToolFailure | None`` mapping domain errors.
     "ERROR_TRANSLATOR": None,
     "PAGE_SIZE": 50,
-    "SERVER_NAME": "cluck",
-    "SERVER_VERSION": "0.1.0",
+    # serverInfo; None → the project's name (the package holding the settings module) and
+    # that package's installed version, or "0.0.0".
+    "SERVER_NAME": None,
+    "SERVER_VERSION": None,
     "INSTRUCTIONS": None,
+    # mcp_tools.asgi: threads serving requests' synchronous middleware (one per request).
+    "REQUEST_THREADS": 32,
 }
+
+
+def server_info() -> tuple[str, str]:
+    """``(name, version)`` for ``serverInfo``: the settings, else the Django project's own."""
+    import os
+    from importlib import metadata
+
+    project = (os.environ.get("DJANGO_SETTINGS_MODULE") or "django").split(".", 1)[0]
+    name = get("SERVER_NAME") or project
+    version = get("SERVER_VERSION")
+    if not version:
+        try:
+            version = metadata.version(name)
+        except metadata.PackageNotFoundError:
+            version = "0.0.0"
+    return str(name), str(version)
 
 
 def get(name: str) -> Any:

@@ -16,7 +16,7 @@ from typing import Any
 from django.http import HttpRequest
 
 from mcp_tools.exceptions import CallContextRefusedError
-from tenancy import ActorContext, FlockScope, Role, TenantContext
+from tenancy import ActorContext, Role, RowScope, TenantContext
 
 # The request the MCP view is serving right now. Set and reset by the view only; a context
 # built anywhere else (a background task, a management command, another request) is refused.
@@ -30,7 +30,7 @@ REASON_FOREIGN_TENANT = "the tenant was resolved outside the HTTP request's scop
 REASON_TENANT_UNRESOLVED = "the tenant is unresolved"
 REASON_ACTOR_UNRESOLVED = "the actor is unresolved"
 REASON_SYSTEM_ACTOR = "the actor is a system actor"
-REASON_SCOPE_UNRESOLVED = "the flock scope is unresolved"
+REASON_SCOPE_UNRESOLVED = "the row scope is unresolved"
 REASON_NOT_FROM_FACTORY = "it must be built by CallContext.from_request"
 
 
@@ -49,14 +49,14 @@ class CallContext:
     """Who is calling, resolved once by ``tenancy`` for this request.
 
     Attributes:
-        tenant, actor, flock_scope: the request's own (resolved) identity objects.
+        tenant, actor, row_scope: the request's own (resolved) identity objects.
         request_id: correlates a tool call with the server log.
         protocol_version: the MCP revision the client speaks on this request.
     """
 
     tenant: TenantContext
     actor: ActorContext
-    flock_scope: FlockScope
+    row_scope: RowScope
     request_id: str
     protocol_version: str
     _factory: object = field(default=None, repr=False, compare=False)
@@ -80,7 +80,7 @@ class CallContext:
             CallContextRefusedError: with a distinct ``reason`` per failed precondition, in
                 this order: no request in flight; the tenant is not the request's object
                 (identity, not equality); tenant unresolved; actor unresolved; system actor;
-                flock scope unresolved (``is_resolved``, never ``is_unrestricted``).
+                row scope unresolved (``is_resolved``, never ``is_unrestricted``).
         """
         if request is None or _request_in_flight.get() is not request:
             raise CallContextRefusedError(REASON_NO_REQUEST)
@@ -93,19 +93,18 @@ class CallContext:
         actor = getattr(request, "actor", None)
         if not isinstance(actor, ActorContext) or not actor.is_resolved:
             raise CallContextRefusedError(REASON_ACTOR_UNRESOLVED)
-        # A system actor has no user and no roles: effective role Worker with no assignments,
-        # i.e. farm-wide flock reach. Never over the network.
+        # A system actor has no user and tenant-wide row reach. Never over the network.
         if actor.is_system or actor.user_id is None:
             raise CallContextRefusedError(REASON_SYSTEM_ACTOR)
-        scope = getattr(request, "flock_scope", None)
+        scope = getattr(request, "row_scope", None)
         # ``is_unrestricted`` defaults to True while unresolved; reading it here would look
         # like safety and leave the hole open.
-        if not isinstance(scope, FlockScope) or not scope.is_resolved:
+        if not isinstance(scope, RowScope) or not scope.is_resolved:
             raise CallContextRefusedError(REASON_SCOPE_UNRESOLVED)
         return cls(
             tenant=tenant,
             actor=actor,
-            flock_scope=scope,
+            row_scope=scope,
             request_id=request_id,
             protocol_version=protocol_version,
             _factory=_FACTORY,
@@ -129,9 +128,10 @@ class CallContext:
         return self.actor.role
 
     @property
-    def is_flock_restricted(self) -> bool:
-        return not self.flock_scope.is_unrestricted
+    def is_row_restricted(self) -> bool:
+        return not self.row_scope.is_unrestricted
 
     @property
-    def assigned_flock_ids(self) -> frozenset[Any]:
-        return self.flock_scope.assigned_flock_ids
+    def row_ids(self) -> frozenset[Any]:
+        """The rows a restricted actor may touch (empty when unrestricted)."""
+        return self.row_scope.row_ids

@@ -9,7 +9,6 @@ from __future__ import annotations
 from typing import Any
 
 from mcp_tools.registry import Registry, ToolSpec, default_registry
-from tenancy import Role
 
 HEADER = (
     "# MCP tool reference\n\n"
@@ -79,7 +78,7 @@ def _fields_table(schema: dict[str, Any], *, with_default: bool) -> list[str]:
 
 
 def _roles(spec: ToolSpec) -> str:
-    return ", ".join(role.label for role in Role if spec.policy.allows_role(role))
+    return ", ".join(role.label for role in spec.policy.admitted())
 
 
 def render_tool(spec: ToolSpec) -> str:

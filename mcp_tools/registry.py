@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict, Field, create_model
 from pydantic.alias_generators import to_camel
 
 from mcp_tools.context import CallContext
-from tenancy import AUTHENTICATED, ActorContext, FlockScope, Policy, TenantContext
+from tenancy import AUTHENTICATED, ActorContext, Policy, RowScope, TenantContext
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -55,7 +55,7 @@ def _banned_types() -> tuple[type, ...]:
         ASGIRequest,
         TenantContext,
         ActorContext,
-        FlockScope,
+        RowScope,
         BaseDatabaseWrapper,
         CursorWrapper,
         ConnectionHandler,
@@ -266,7 +266,10 @@ def build_spec(
     if not callable(fn) or inspect.iscoroutinefunction(fn):
         raise _fail(where, "a tool is a plain (synchronous) function; it runs in a worker thread")
     if not isinstance(policy, Policy):
-        raise _fail(where, "policy must be a tenancy Policy (e.g. tenancy.SALES_FLOW)")
+        raise _fail(
+            where,
+            "policy must be a tenancy Policy (e.g. tenancy.AUTHENTICATED or a project policy)",
+        )
     routes: tuple[str, ...]
     if isinstance(mirrors, str):
         routes = (mirrors,) if mirrors else ()
@@ -274,10 +277,10 @@ def build_spec(
         routes = ()
     else:
         routes = tuple(mirrors)
-    if bool(routes) == bool(mirrors_no_route):
+    if routes and mirrors_no_route:
         raise _fail(
             where,
-            'declare exactly one of mirrors="<route name>" or mirrors_no_route="<reason>"',
+            'declare at most one of mirrors="<route name>" or mirrors_no_route="<reason>"',
         )
     if any(not isinstance(r, str) or not r for r in routes):
         raise _fail(where, "mirrors must name routes")

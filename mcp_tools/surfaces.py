@@ -27,7 +27,7 @@ from mcp_types.version import (
 from mcp_tools import _jsonrpc
 from mcp_tools.exceptions import UnknownSurfaceError
 from mcp_tools.registry import Registry, ToolSpec
-from tenancy import Role, evaluate
+from tenancy import Role, active_roles, evaluate
 
 CURSOR_PREFIX: Final = "mcpc1."
 # tools/list may vary by authorization, so shared caches must not serve one caller's list to
@@ -62,7 +62,11 @@ class Surface:
 
 @dataclass(frozen=True)
 class Catalogue:
-    """Every surface, plus the results that do not depend on the caller."""
+    """Every surface, plus the results that do not depend on the caller.
+
+    There is one surface per role the project declares (``TENANCY_ROLES``): a finite set, so
+    every surface is prepared once; nothing is built or cached per identity.
+    """
 
     digest: str
     surfaces: Mapping[Role, Surface]
@@ -138,7 +142,7 @@ def build_catalogue(
     server_info = {"name": server_name, "version": server_version}
 
     surfaces: dict[Role, Surface] = {}
-    for role in Role:
+    for role in active_roles():
         actor = _probe_actor(role)
         # The same decision function the REST permission classes call.
         admitted = [spec for spec in specs if evaluate(spec.policy, actor)]
@@ -216,11 +220,12 @@ def prepare(registry: Registry) -> Catalogue:
     """Build the catalogue from settings and make it the active one (``AppConfig.ready``)."""
     from mcp_tools import conf
 
+    server_name, server_version = conf.server_info()
     catalogue = build_catalogue(
         registry,
         page_size=int(conf.get("PAGE_SIZE")),
-        server_name=conf.get("SERVER_NAME"),
-        server_version=conf.get("SERVER_VERSION"),
+        server_name=server_name,
+        server_version=server_version,
         instructions=conf.get("INSTRUCTIONS"),
     )
     _active[:] = [catalogue]

@@ -28,7 +28,7 @@ from mcp_tools.surfaces import active_catalogue
 from tenancy import TenantContext
 
 logger = logging.getLogger(__name__)
-security_logger = logging.getLogger("cluck.security.mcp")
+security_logger = logging.getLogger("mcp_tools.security")
 
 JSON: Final = "application/json"
 RATE_GROUP: Final = "mcp_tools.mcp"

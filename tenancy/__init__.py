@@ -1,10 +1,11 @@
-"""``tenancy``: who is calling — tenant, actor and flock scope, resolved once per request.
+"""``tenancy``: who is calling — tenant, actor and row scope, resolved once per request.
 
 Public surface (import-safe; no models): the request-scoped context types, roles and policies,
-the view markers and the errors. Models live in ``tenancy.models``.
+the view markers and the errors. Models live in ``tenancy.models``; the REST views in
+``tenancy.urls``.
 """
 
-from tenancy.context import ActorContext, FlockScope, TenantContext
+from tenancy.context import ActorContext, RowScope, TenantContext
 from tenancy.exceptions import (
     AuthenticationFailedError,
     ReassignmentError,
@@ -13,35 +14,33 @@ from tenancy.exceptions import (
 )
 from tenancy.markers import accepts_superseded_credentials, ignores_ambient_credentials
 from tenancy.roles import (
-    ADMIN_ONLY,
     AUTHENTICATED,
-    OWNER_ONLY,
-    PRODUCTION_WRITE,
-    SALES_ACCESS,
-    SALES_FLOW,
+    DEFAULT_ROLES,
+    DENIED,
     Policy,
     Role,
+    RoleSet,
+    active_roles,
     effective_role,
     evaluate,
 )
 
 __all__ = [
-    "ADMIN_ONLY",
     "AUTHENTICATED",
-    "OWNER_ONLY",
-    "PRODUCTION_WRITE",
-    "SALES_ACCESS",
-    "SALES_FLOW",
+    "DEFAULT_ROLES",
+    "DENIED",
     "ActorContext",
     "AuthenticationFailedError",
-    "FlockScope",
     "Policy",
     "ReassignmentError",
     "Role",
+    "RoleSet",
+    "RowScope",
     "TenancyError",
     "TenantContext",
     "TenantNotResolvedError",
     "accepts_superseded_credentials",
+    "active_roles",
     "effective_role",
     "evaluate",
     "ignores_ambient_credentials",

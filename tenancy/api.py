@@ -1,4 +1,10 @@
-"""REST endpoints of ``tenancy``: login, logout, me, personal access tokens."""
+"""REST endpoints of ``tenancy``: login, logout, me, personal access tokens (``tenancy.urls``).
+
+Field names follow the project's nouns, read when the URLconf loads: with the default
+``TENANCY_TENANT_NOUN = "tenant"`` the login body is ``{"tenantCode", "email", "password"}``;
+a project that calls its tenants stores says ``"store"`` and gets ``storeCode``. Likewise
+``TENANCY_ROW_NOUN`` names the row scope in ``me`` (``rowRestricted``, ``assignedRowIds``).
+"""
 
 from __future__ import annotations
 
@@ -10,7 +16,6 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.decorators import method_decorator
 from django_ratelimit.decorators import ratelimit
-from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import serializers, status
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
@@ -18,13 +23,13 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from tenancy import conf
-from tenancy.exceptions import (
-    FarmSuspendedError,
-    InvalidCredentialsError,
-    TokenNotFoundError,
-    UnknownFarmCodeError,
+from tenancy._schema import OpenApiResponse, extend_schema
+from tenancy.exceptions import InvalidCredentialsError, TokenNotFoundError
+from tenancy.markers import (
+    accepts_superseded_credentials,
+    ignores_ambient_credentials,
+    never_replayed,
 )
-from tenancy.markers import accepts_superseded_credentials, ignores_ambient_credentials
 from tenancy.models import AccessToken, Membership
 from tenancy.permissions import IsTenantMember, request_actor
 from tenancy.tokens import digest, issue_session_token, issue_token, revoke_token
@@ -34,6 +39,27 @@ def _tenant_model() -> Any:
     from django.apps import apps
 
     return apps.get_model(conf.get("TENANT_MODEL"))
+
+
+def _camel(noun: str, suffix: str) -> str:
+    head, *rest = noun.strip().split()
+    return head.lower() + "".join(word.capitalize() for word in rest) + suffix
+
+
+def _cap(noun: str) -> str:
+    return "".join(word.capitalize() for word in noun.strip().split())
+
+
+TENANT_NOUN = str(conf.get("TENANT_NOUN"))
+ROW_NOUN = str(conf.get("ROW_NOUN"))
+TENANT_CODE = _camel(TENANT_NOUN, "Code")
+TENANT_NAME = _camel(TENANT_NOUN, "Name")
+ROW_RESTRICTED = _camel(ROW_NOUN, "Restricted")
+ASSIGNED_ROW_IDS = f"assigned{_cap(ROW_NOUN)}Ids"
+
+# Run for an unknown tenant code or email, so every login failure costs one password hash:
+# the time taken must not tell which part was wrong.
+_TIMING_EQUALIZER = "tenancy-login-timing-equalizer"
 
 
 class AuthProblemSerializer(serializers.Serializer[Any]):
@@ -65,10 +91,15 @@ def _membership_id(request: Request) -> int:
     return membership_id
 
 
-class LoginInputSerializer(serializers.Serializer[Any]):
-    farmCode = serializers.CharField(max_length=64)
-    email = serializers.EmailField(max_length=254)
-    password = serializers.CharField(max_length=256, trim_whitespace=False)
+LoginInputSerializer = type(
+    "LoginInputSerializer",
+    (serializers.Serializer,),
+    {
+        TENANT_CODE: serializers.CharField(max_length=64),
+        "email": serializers.EmailField(max_length=254),
+        "password": serializers.CharField(max_length=256, trim_whitespace=False),
+    },
+)
 
 
 class TokenOutputSerializer(serializers.Serializer[Any]):
@@ -78,6 +109,7 @@ class TokenOutputSerializer(serializers.Serializer[Any]):
 
 
 @ignores_ambient_credentials
+@never_replayed("returns a live bearer token")
 @method_decorator(
     ratelimit(key=_client_ip, rate=lambda group, request: conf.get("LOGIN_RATE"), block=True),
     name="post",
@@ -90,28 +122,30 @@ class LoginApi(APIView):
         request=LoginInputSerializer,
         responses={200: TokenOutputSerializer, **_problems(400, 401, 429)},
         auth=[],
-        summary="Exchange farm code, email and password for a short-lived bearer token.",
+        summary=f"Exchange {TENANT_NOUN} code, email and password for a short-lived bearer token.",
     )
     def post(self, request: Request) -> Response:
         data = LoginInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        code_field = conf.get("TENANT_CODE_FIELD")
-        code = data.validated_data["farmCode"].strip().lower()
-        farm = _tenant_model()._default_manager.filter(**{code_field: code}).first()
-        if farm is None:
-            raise UnknownFarmCodeError()
-        if not getattr(farm, conf.get("TENANT_ACTIVE_FIELD")):
-            raise FarmSuspendedError()
-        email = data.validated_data["email"].strip().lower()
-        user = authenticate(
-            request._request, username=email, password=data.validated_data["password"]
+        code = data.validated_data[TENANT_CODE].strip().lower()
+        tenant = (
+            _tenant_model()._default_manager.filter(**{conf.get("TENANT_CODE_FIELD"): code}).first()
         )
+        email = data.validated_data["email"].strip().lower()
+        password = data.validated_data["password"]
+        if tenant is None:
+            # One answer for an unknown code and a wrong password, at the same cost.
+            authenticate(request._request, username=_TIMING_EQUALIZER, password=password)
+            raise InvalidCredentialsError()
+        user = authenticate(request._request, username=email, password=password)
         if user is None:
             raise InvalidCredentialsError()
         membership = Membership.objects.filter(
-            user=user, tenant=farm, disabled_at__isnull=True
+            user=user, tenant=tenant, disabled_at__isnull=True
         ).first()
-        if membership is None:
+        if membership is None or not getattr(tenant, conf.get("TENANT_ACTIVE_FIELD")):
+            # A suspended tenant is refused like a wrong password: login tells strangers
+            # nothing about which tenants exist (its members learn it from their tokens).
             raise InvalidCredentialsError()
         token, raw = issue_session_token(membership=membership)
         body = {"accessToken": raw, "accessTokenExpiry": token.expires_at, "tokenType": "Bearer"}
@@ -119,6 +153,7 @@ class LoginApi(APIView):
 
 
 @accepts_superseded_credentials
+@never_replayed("a pure side effect: a replay would fake a logout")
 class LogoutApi(APIView):
     authentication_classes: list[Any] = []
     permission_classes = [AllowAny]
@@ -134,14 +169,19 @@ class LogoutApi(APIView):
         return Response(status=status.HTTP_204_NO_CONTENT)
 
 
-class MeOutputSerializer(serializers.Serializer[Any]):
-    userId = serializers.IntegerField()
-    email = serializers.EmailField()
-    farmCode = serializers.CharField()
-    farmName = serializers.CharField()
-    role = serializers.CharField()
-    flockRestricted = serializers.BooleanField()
-    assignedFlockIds = serializers.ListField(child=serializers.IntegerField())
+MeOutputSerializer = type(
+    "MeOutputSerializer",
+    (serializers.Serializer,),
+    {
+        "userId": serializers.IntegerField(),
+        "email": serializers.EmailField(),
+        TENANT_CODE: serializers.CharField(),
+        TENANT_NAME: serializers.CharField(),
+        "role": serializers.CharField(),
+        ROW_RESTRICTED: serializers.BooleanField(),
+        ASSIGNED_ROW_IDS: serializers.ListField(child=serializers.IntegerField()),
+    },
+)
 
 
 class MeApi(APIView):
@@ -149,20 +189,20 @@ class MeApi(APIView):
 
     @extend_schema(
         responses={200: MeOutputSerializer, **_problems(401)},
-        summary="Who am I, in which farm.",
+        summary=f"Who am I, in which {TENANT_NOUN}.",
     )
     def get(self, request: Request) -> Response:
         actor = request_actor(request)
         tenant = request._request.tenant.instance  # type: ignore[attr-defined]
-        scope = request._request.flock_scope  # type: ignore[attr-defined]
+        scope = request._request.row_scope  # type: ignore[attr-defined]
         body = {
             "userId": actor.user_id,
             "email": actor.email,
-            "farmCode": getattr(tenant, conf.get("TENANT_CODE_FIELD")),
-            "farmName": str(getattr(tenant, "name", tenant)),
+            TENANT_CODE: getattr(tenant, conf.get("TENANT_CODE_FIELD")),
+            TENANT_NAME: str(getattr(tenant, "name", tenant)),
             "role": actor.role.label,
-            "flockRestricted": not scope.is_unrestricted,
-            "assignedFlockIds": sorted(scope.assigned_flock_ids),
+            ROW_RESTRICTED: not scope.is_unrestricted,
+            ASSIGNED_ROW_IDS: sorted(scope.row_ids),
         }
         return Response(MeOutputSerializer(body).data)
 
@@ -210,6 +250,7 @@ class TokenListSerializer(serializers.Serializer[Any]):
     complete = serializers.BooleanField()
 
 
+@never_replayed("token creation returns the live secret once")
 class TokenListCreateApi(APIView):
     permission_classes = [IsTenantMember]
 
@@ -229,7 +270,7 @@ class TokenListCreateApi(APIView):
     @extend_schema(
         request=TokenCreateInputSerializer,
         responses={201: TokenCreatedSerializer, **_problems(400, 401)},
-        summary="Create a personal access token for this farm (the secret is shown once).",
+        summary=f"Create a personal access token for this {TENANT_NOUN} (shown once).",
     )
     def post(self, request: Request) -> Response:
         data = TokenCreateInputSerializer(data=request.data)

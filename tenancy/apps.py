@@ -8,3 +8,6 @@ class TenancyConfig(AppConfig):
 
     def ready(self) -> None:
         from tenancy import checks, signals  # noqa: F401
+        from tenancy.conf import install_counter_cache_default
+
+        install_counter_cache_default()

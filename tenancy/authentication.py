@@ -19,4 +19,4 @@ class TenancyAuthentication(BaseAuthentication):
 
     def authenticate_header(self, request: Request) -> str:
         # Makes DRF answer 401 (not 403) when credentials are missing.
-        return 'Bearer realm="cluck"'
+        return 'Bearer realm="api"'

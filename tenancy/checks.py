@@ -6,8 +6,12 @@ from typing import Any
 
 from django.conf import settings
 from django.core import checks
+from django.core.exceptions import ImproperlyConfigured
+
+from tenancy import conf
 
 MIDDLEWARE_PATH = "tenancy.middleware.TenancyMiddleware"
+IDEMPOTENCY_MIDDLEWARE = "idempotency.middleware.IdempotencyMiddleware"
 
 
 @checks.register(checks.Tags.security)
@@ -22,8 +26,8 @@ def check_middleware(app_configs: Any = None, **kwargs: Any) -> list[checks.Chec
                 id="tenancy.E001",
             )
         )
-    elif "idempotency.middleware.IdempotencyMiddleware" in middleware and middleware.index(
-        "idempotency.middleware.IdempotencyMiddleware"
+    elif IDEMPOTENCY_MIDDLEWARE in middleware and middleware.index(
+        IDEMPOTENCY_MIDDLEWARE
     ) < middleware.index(MIDDLEWARE_PATH):
         errors.append(
             checks.Error(
@@ -32,12 +36,76 @@ def check_middleware(app_configs: Any = None, **kwargs: Any) -> list[checks.Chec
                 id="tenancy.E002",
             )
         )
-    if not getattr(settings, "TENANCY_TENANT_MODEL", None):
-        errors.append(
+    return errors
+
+
+@checks.register(checks.Tags.models)
+def check_tenant_model(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """``TENANCY_TENANT_MODEL`` names an installed model with the code and active fields."""
+    from django.apps import apps
+
+    label = conf.get("TENANT_MODEL")
+    hint = (
+        'Set TENANCY_TENANT_MODEL = "<app_label>.<ModelName>" to your tenant model (the account, '
+        "store or organisation a membership belongs to), as you would AUTH_USER_MODEL, before "
+        "the first migrate."
+    )
+    if not label:
+        return [checks.Error("TENANCY_TENANT_MODEL is not set.", hint=hint, id="tenancy.E003")]
+    try:
+        model = apps.get_model(label, require_ready=False)
+    except (ValueError, LookupError):
+        return [
             checks.Error(
-                "TENANCY_TENANT_MODEL is not set.",
-                hint='Set it to your tenant model, e.g. "cluck.Farm".',
+                f"TENANCY_TENANT_MODEL refers to {label!r}, which is not an installed model.",
+                hint=hint,
                 id="tenancy.E003",
             )
-        )
+        ]
+    errors: list[checks.CheckMessage] = []
+    names = {field.name for field in model._meta.get_fields()}
+    for setting, field_name in (
+        ("TENANCY_TENANT_CODE_FIELD", conf.get("TENANT_CODE_FIELD")),
+        ("TENANCY_TENANT_ACTIVE_FIELD", conf.get("TENANT_ACTIVE_FIELD")),
+    ):
+        if field_name not in names:
+            errors.append(
+                checks.Error(
+                    f"{label} has no field {field_name!r} ({setting}).",
+                    hint=f"Add the field to {label}, or set {setting} to the field it has.",
+                    obj=model,
+                    id="tenancy.E005",
+                )
+            )
+    return errors
+
+
+@checks.register()
+def check_roles(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """``TENANCY_ROLES`` loads, and every policy names only declared roles."""
+    from tenancy.roles import EVERY_ROLE, active_roles, declared_policies
+
+    try:
+        roles = active_roles()
+    except ImproperlyConfigured as exc:
+        return [
+            checks.Error(
+                str(exc),
+                hint='Point TENANCY_ROLES at a tenancy.RoleSet, e.g. "myapp.roles.ROLES".',
+                id="tenancy.E006",
+            )
+        ]
+    errors: list[checks.CheckMessage] = []
+    for policy in declared_policies():
+        if policy.admits is EVERY_ROLE:
+            continue
+        unknown = sorted(set(policy.admits) - set(roles.names))  # type: ignore[arg-type]
+        if unknown:
+            errors.append(
+                checks.Error(
+                    f"Policy {policy.name!r} admits undeclared roles {unknown}.",
+                    hint=f"Declared roles are {list(roles.names)} (TENANCY_ROLES).",
+                    id="tenancy.E004",
+                )
+            )
     return errors

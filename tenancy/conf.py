@@ -2,17 +2,36 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Final
 
 from django.conf import settings
 
+# Membership points at the tenant model through this setting, the way Django points at the
+# user model through AUTH_USER_MODEL: ``"app_label.ModelName"``. It has no default; a missing
+# or invalid value is system check ``tenancy.E003``.
+TENANT_MODEL_SETTING: Final = "TENANCY_TENANT_MODEL"
+# What a model relation names while the setting is missing: never a real model, so Django's own
+# relation check reports it beside tenancy.E003 instead of anything crashing at import.
+UNCONFIGURED_TENANT_MODEL: Final = "tenancy.TenantModelNotConfigured"
+# The cache alias tenancy installs for rate counts when a project configures none.
+DEFAULT_COUNTER_CACHE: Final = "tenancy_counters"
+
 DEFAULTS: dict[str, Any] = {
-    # "app_label.ModelName" of the tenant; it must have a unique code field and an active flag.
-    "TENANT_MODEL": "cluck.Farm",
+    "TENANT_MODEL": None,
+    # The tenant model's unique, human-typed code (login, commands) and its active flag.
     "TENANT_CODE_FIELD": "code",
     "TENANT_ACTIVE_FIELD": "is_active",
-    # Dotted path to ``resolve(tenant, actor) -> FlockScopeResolution``.
-    "FLOCK_SCOPE_RESOLVER": None,
+    # What the project calls a tenant, for messages and command-line aliases ("store", "farm").
+    "TENANT_NOUN": "tenant",
+    # What a row of the row scope is ("project", "flock"), for the ``me`` fields.
+    "ROW_NOUN": "row",
+    # Dotted path to a tenancy.RoleSet; None → tenancy.roles.DEFAULT_ROLES.
+    "ROLES": None,
+    # Dotted path to ``resolve(*, tenant, actor) -> (unrestricted, row_ids)``; None → every
+    # actor is unrestricted.
+    "ROW_SCOPE_RESOLVER": None,
+    # RFC 9457 ``type`` = base + code. None → "<this server's origin>/problems/".
+    "PROBLEM_TYPE_BASE_URL": None,
     "SESSION_TOKEN_MINUTES": 15,
     "PERSONAL_TOKEN_MAX_DAYS": 366,
     # last_used_at is written at most this often per token, to keep reads cheap.
@@ -25,3 +44,34 @@ def get(name: str) -> Any:
     if name not in DEFAULTS:
         raise AttributeError(f"unknown tenancy setting {name!r}")
     return getattr(settings, f"TENANCY_{name}", DEFAULTS[name])
+
+
+def tenant_model_label() -> str:
+    """``TENANCY_TENANT_MODEL``, or a placeholder that no model answers to (check E003)."""
+    value = get("TENANT_MODEL")
+    return value if isinstance(value, str) and value.count(".") == 1 else UNCONFIGURED_TENANT_MODEL
+
+
+def install_counter_cache_default() -> None:
+    """Count rate limits on tenancy's shared counter table unless the project chose a cache.
+
+    django-ratelimit counts on ``caches[RATELIMIT_USE_CACHE]`` (default ``"default"``), and
+    Django's default cache is per-process memory: with several workers or replicas every
+    limit would be multiplied. A project that sets ``RATELIMIT_USE_CACHE`` (e.g. to Redis in
+    production) keeps its choice; otherwise this adds the ``tenancy_counters`` alias
+    (``tenancy.counters.CounterCache``, one table shared by every process) and points
+    django-ratelimit at it. Runs from ``TenancyConfig.ready()``, before any cache is used.
+    """
+    if hasattr(settings, "RATELIMIT_USE_CACHE"):
+        return
+    caches = dict(settings.CACHES)
+    caches.setdefault(
+        DEFAULT_COUNTER_CACHE,
+        {"BACKEND": "tenancy.counters.CounterCache", "LOCATION": "tenancy_rate_counter"},
+    )
+    settings.CACHES = caches
+    settings.RATELIMIT_USE_CACHE = DEFAULT_COUNTER_CACHE
+    from django.core.cache import caches as handler
+
+    # CacheHandler reads CACHES once, on first use; forget a read that happened already.
+    handler.__dict__.pop("settings", None)

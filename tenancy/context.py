@@ -1,4 +1,4 @@
-"""Request-scoped identity: tenant, actor and flock scope.
+"""Request-scoped identity: tenant, actor and row scope.
 
 Each value is *single-assignment*: resolving again with the same value is a no-op (so defensive
 callers are not order-dependent), resolving with a different value raises ``ReassignmentError``
@@ -11,11 +11,12 @@ from __future__ import annotations
 from typing import Any
 
 from tenancy.exceptions import ReassignmentError
-from tenancy.roles import Role
+from tenancy.roles import DENIED, Role
 
 
 class TenantContext:
-    """The tenant (farm/account) a request acts in. Unresolved until the middleware says so."""
+    """The tenant (account, organisation, store …) a request acts in. Unresolved until the
+    middleware says so."""
 
     __slots__ = ("_instance", "_is_resolved")
 
@@ -74,7 +75,7 @@ class ActorContext:
         self.user_id: int | None = None
         self.email = ""
         self.roles: tuple[str, ...] = ()
-        self.role = Role.WORKER
+        self.role: Role = DENIED
         self.membership_id: int | None = None
         self.token_id: int | None = None
         self.is_system = False
@@ -117,8 +118,8 @@ class ActorContext:
     def resolve_system(self, label: str) -> None:
         """Resolve as the system actor (management commands). It has no user and no roles.
 
-        Hazard: no roles means effective role Worker with zero assignments, i.e. farm-wide flock
-        reach; this is why network channels refuse a system actor.
+        Hazard: it has tenant-wide row reach (commands act for the whole tenant); this is why
+        its role is ``DENIED`` and network channels refuse a system actor.
         """
         if not label:
             raise ValueError("a system actor needs a label such as 'cli:seed_demo'")
@@ -130,7 +131,7 @@ class ActorContext:
         self.user_id = None
         self.email = label
         self.roles = ()
-        self.role = Role.WORKER
+        self.role = DENIED
         self.is_system = True
         self.label = label
         self._is_resolved = True
@@ -142,20 +143,22 @@ class ActorContext:
         )
 
 
-class FlockScope:
-    """Which flocks the actor may touch.
+class RowScope:
+    """Which rows, below the tenant, the actor may touch (e.g. the projects, stores or flocks a
+    restricted member is assigned to). The project decides what a row is, through
+    ``TENANCY_ROW_SCOPE_RESOLVER``; without one every actor is unrestricted.
 
     ``is_unrestricted`` defaults to True *while unresolved* so seeders, commands and hand-built
-    contexts keep farm-wide reads. That default is exactly why anything security-relevant must
+    contexts keep tenant-wide reads. That default is exactly why anything security-relevant must
     check ``is_resolved`` and never ``is_unrestricted``.
     """
 
-    __slots__ = ("_is_resolved", "_is_unrestricted", "_assigned_flock_ids")
+    __slots__ = ("_is_resolved", "_is_unrestricted", "_row_ids")
 
     def __init__(self) -> None:
         self._is_resolved = False
         self._is_unrestricted = True
-        self._assigned_flock_ids: frozenset[Any] = frozenset()
+        self._row_ids: frozenset[Any] = frozenset()
 
     @property
     def is_resolved(self) -> bool:
@@ -166,24 +169,25 @@ class FlockScope:
         return self._is_unrestricted
 
     @property
-    def assigned_flock_ids(self) -> frozenset[Any]:
-        return self._assigned_flock_ids
+    def row_ids(self) -> frozenset[Any]:
+        """The ids of the rows a restricted actor may touch (empty when unrestricted)."""
+        return self._row_ids
 
-    def resolve(self, *, unrestricted: bool, flock_ids: frozenset[Any] = frozenset()) -> None:
-        ids = frozenset() if unrestricted else frozenset(flock_ids)
+    def resolve(self, *, unrestricted: bool, row_ids: frozenset[Any] = frozenset()) -> None:
+        ids = frozenset() if unrestricted else frozenset(row_ids)
         if self._is_resolved:
-            if (self._is_unrestricted, self._assigned_flock_ids) == (unrestricted, ids):
+            if (self._is_unrestricted, self._row_ids) == (unrestricted, ids):
                 return
-            raise ReassignmentError("flock scope already resolved to a different value")
+            raise ReassignmentError("row scope already resolved to a different value")
         self._is_unrestricted = unrestricted
-        self._assigned_flock_ids = ids
+        self._row_ids = ids
         self._is_resolved = True
 
-    def allows(self, flock_id: Any) -> bool:
-        return self._is_unrestricted or flock_id in self._assigned_flock_ids
+    def allows(self, row_id: Any) -> bool:
+        return self._is_unrestricted or row_id in self._row_ids
 
     def __repr__(self) -> str:
         return (
-            f"<FlockScope resolved={self._is_resolved} unrestricted={self._is_unrestricted} "
-            f"flocks={sorted(self._assigned_flock_ids)!r}>"
+            f"<RowScope resolved={self._is_resolved} unrestricted={self._is_unrestricted} "
+            f"rows={sorted(self._row_ids)!r}>"
         )

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from django.utils.functional import lazy
 from rest_framework import status
 from rest_framework.exceptions import APIException
 
@@ -39,18 +40,22 @@ class AccountDisabledError(AuthenticationFailedError):
     default_code = "Auth.AccountDisabled"
 
 
-class FarmSuspendedError(AuthenticationFailedError):
-    default_detail = "This farm is suspended."
-    default_code = "Auth.FarmSuspended"
+def _suspended() -> str:
+    from tenancy import conf
+
+    return f"This {conf.get('TENANT_NOUN')} is suspended."
 
 
-class UnknownFarmCodeError(AuthenticationFailedError):
-    default_detail = "No farm has this code."
-    default_code = "Auth.UnknownFarmCode"
+class TenantSuspendedError(AuthenticationFailedError):
+    default_detail = lazy(_suspended, str)()
+    default_code = "Auth.TenantSuspended"
 
 
 class InvalidCredentialsError(AuthenticationFailedError):
-    default_detail = "The email or password is incorrect."
+    """Wrong password, unknown email, unknown tenant code or no membership: one answer for all,
+    so login never confirms that a tenant code or an account exists."""
+
+    default_detail = "The tenant code, email or password is incorrect."
     default_code = "Auth.InvalidCredentials"
 
 

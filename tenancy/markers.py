@@ -14,7 +14,7 @@ ACCEPTS_SUPERSEDED_CREDENTIALS = "tenancy_accepts_superseded_credentials"
 def ignores_ambient_credentials(view: F) -> F:
     """The view authenticates from its body (login): a bearer sent along is not even read.
 
-    A farm-A token sent to farm B's login must not resolve farm A.
+    A token of tenant A sent to the login of tenant B must not resolve tenant A.
     """
     setattr(view, IGNORES_AMBIENT_CREDENTIALS, True)
     return view
@@ -32,3 +32,20 @@ def has_marker(view_func: Any, marker: str) -> bool:
         return True
     view_class = getattr(view_func, "cls", None) or getattr(view_func, "view_class", None)
     return bool(view_class is not None and getattr(view_class, marker, False))
+
+
+# ``idempotency``'s view-metadata protocol: a view carrying this attribute (a reason) is never
+# stored or replayed by the Idempotency-Key middleware. tenancy and idempotency never import
+# each other, so tenancy writes the documented attribute itself (tests/test_markers_protocol
+# pins it to ``idempotency.markers.NEVER_REPLAY``).
+IDEMPOTENCY_NEVER_REPLAY = "idempotency_never_replay"
+
+
+def never_replayed(reason: str) -> Callable[[F], F]:
+    """Mark a credential view (login, logout, token creation) as never replayed, with why."""
+
+    def mark(view: F) -> F:
+        setattr(view, IDEMPOTENCY_NEVER_REPLAY, reason)
+        return view
+
+    return mark

@@ -1,7 +1,7 @@
-"""Resolve tenant, actor and flock scope once per request from a bearer token.
+"""Resolve tenant, actor and row scope once per request from a bearer token.
 
 Runs after Django's auth middleware and before ``idempotency``. On every request it attaches
-unresolved ``request.tenant``, ``request.actor`` and ``request.flock_scope``; a valid bearer
+unresolved ``request.tenant``, ``request.actor`` and ``request.row_scope``; a valid bearer
 resolves all three. An invalid one is answered here with 401 and
 ``WWW-Authenticate: Bearer error="invalid_token"`` before any view runs.
 """
@@ -17,7 +17,7 @@ from django.utils.deprecation import MiddlewareMixin
 from django.utils.module_loading import import_string
 
 from tenancy import conf
-from tenancy.context import ActorContext, FlockScope, TenantContext
+from tenancy.context import ActorContext, RowScope, TenantContext
 from tenancy.exceptions import AuthenticationFailedError, CredentialsSupersededError
 from tenancy.markers import (
     ACCEPTS_SUPERSEDED_CREDENTIALS,
@@ -27,11 +27,14 @@ from tenancy.markers import (
 from tenancy.problems import problem_response
 from tenancy.tokens import check_token
 
-security_logger = logging.getLogger("cluck.security.tenancy")
+security_logger = logging.getLogger("tenancy.security")
 
 
-def invalid_token_response(error: AuthenticationFailedError) -> HttpResponse:
+def invalid_token_response(
+    error: AuthenticationFailedError, request: HttpRequest | None = None
+) -> HttpResponse:
     return problem_response(
+        request=request,
         status=401,
         code=str(error.default_code),
         title=str(error.default_detail),
@@ -43,25 +46,25 @@ def invalid_token_response(error: AuthenticationFailedError) -> HttpResponse:
     )
 
 
-def resolve_flock_scope(tenant: TenantContext, actor: ActorContext, scope: FlockScope) -> None:
-    """Resolve ``scope`` through the configured domain resolver (``TENANCY_FLOCK_SCOPE_RESOLVER``).
+def resolve_row_scope(tenant: TenantContext, actor: ActorContext, scope: RowScope) -> None:
+    """Resolve ``scope`` through the project's resolver (``TENANCY_ROW_SCOPE_RESOLVER``).
 
-    The resolver returns ``(unrestricted, flock_ids)``; tenancy never imports the domain.
+    The resolver returns ``(unrestricted, row_ids)``; tenancy never imports the domain.
     """
-    path = conf.get("FLOCK_SCOPE_RESOLVER")
+    path = conf.get("ROW_SCOPE_RESOLVER")
     if path is None:
         scope.resolve(unrestricted=True)
         return
     resolver: Callable[..., tuple[bool, frozenset[Any]]] = import_string(path)
-    unrestricted, flock_ids = resolver(tenant=tenant, actor=actor)
-    scope.resolve(unrestricted=unrestricted, flock_ids=frozenset(flock_ids))
+    unrestricted, row_ids = resolver(tenant=tenant, actor=actor)
+    scope.resolve(unrestricted=unrestricted, row_ids=frozenset(row_ids))
 
 
 class TenancyMiddleware(MiddlewareMixin):
     def process_request(self, request: HttpRequest) -> None:
         request.tenant = TenantContext()  # type: ignore[attr-defined]
         request.actor = ActorContext()  # type: ignore[attr-defined]
-        request.flock_scope = FlockScope()  # type: ignore[attr-defined]
+        request.row_scope = RowScope()  # type: ignore[attr-defined]
 
     def process_view(
         self,
@@ -77,17 +80,17 @@ class TenancyMiddleware(MiddlewareMixin):
             return None
         scheme, _, raw = header.partition(" ")
         if scheme.lower() != "bearer" or not raw.strip():
-            return invalid_token_response(AuthenticationFailedError())
+            return invalid_token_response(AuthenticationFailedError(), request)
         try:
             token = check_token(raw.strip())
         except CredentialsSupersededError as error:
             if not has_marker(view_func, ACCEPTS_SUPERSEDED_CREDENTIALS):
                 security_logger.info("superseded token refused", extra={"path": request.path})
-                return invalid_token_response(error)
+                return invalid_token_response(error, request)
             return None
         except AuthenticationFailedError as error:
             security_logger.info("bearer refused: %s", error.default_code)
-            return invalid_token_response(error)
+            return invalid_token_response(error, request)
         membership = token.membership
         tenant: TenantContext = request.tenant  # type: ignore[attr-defined]
         actor: ActorContext = request.actor  # type: ignore[attr-defined]
@@ -99,5 +102,5 @@ class TenancyMiddleware(MiddlewareMixin):
             role=membership.effective_role,
             token_id=token.pk,
         )
-        resolve_flock_scope(tenant, actor, request.flock_scope)  # type: ignore[attr-defined]
+        resolve_row_scope(tenant, actor, request.row_scope)  # type: ignore[attr-defined]
         return None

@@ -37,24 +37,9 @@ class IsTenantMember(PolicyPermission):
     policy = roles.AUTHENTICATED
 
 
-class OwnerOnly(PolicyPermission):
-    policy = roles.OWNER_ONLY
-
-
-class AdminOnly(PolicyPermission):
-    policy = roles.ADMIN_ONLY
-
-
-class SalesAccess(PolicyPermission):
-    policy = roles.SALES_ACCESS
-
-
-class SalesFlow(PolicyPermission):
-    policy = roles.SALES_FLOW
-
-
-class ProductionWrite(PolicyPermission):
-    policy = roles.PRODUCTION_WRITE
+def policy_permission(policy: Policy) -> type[PolicyPermission]:
+    """A DRF permission class admitting exactly ``policy`` (``permission_classes = [...]``)."""
+    return type(f"{policy.name}Permission", (PolicyPermission,), {"policy": policy})
 
 
 def admitted_roles(permission_classes: list[type[BasePermission]] | tuple[Any, ...]) -> set[Role]:
@@ -66,7 +51,7 @@ def admitted_roles(permission_classes: list[type[BasePermission]] | tuple[Any, .
     from tenancy.probe import probe_request
 
     admitted: set[Role] = set()
-    for role in Role:
+    for role in roles.active_roles():
         request = probe_request(role)
         if all(cls().has_permission(request, None) for cls in permission_classes):  # type: ignore[arg-type]
             admitted.add(role)

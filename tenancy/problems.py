@@ -2,16 +2,36 @@
 
 from __future__ import annotations
 
+from typing import Any
+
 from django.http import JsonResponse
+
+from tenancy import conf
 
 PROBLEM_CONTENT_TYPE = "application/problem+json"
 
 
+def problem_type(code: str, request: Any = None) -> str:
+    """The problem ``type`` URI for ``code``: ``TENANCY_PROBLEM_TYPE_BASE_URL`` + code, or
+    this server's own ``/problems/<code>`` (absolute when the request is known)."""
+    base = conf.get("PROBLEM_TYPE_BASE_URL")
+    if base:
+        return f"{base}{code}"
+    path = f"/problems/{code}"
+    return request.build_absolute_uri(path) if request is not None else path
+
+
 def problem_response(
-    *, status: int, code: str, title: str, detail: str = "", headers: dict[str, str] | None = None
+    *,
+    status: int,
+    code: str,
+    title: str,
+    detail: str = "",
+    headers: dict[str, str] | None = None,
+    request: Any = None,
 ) -> JsonResponse:
     body = {
-        "type": f"https://cluck.dev/problems/{code}",
+        "type": problem_type(code, request),
         "title": title,
         "status": status,
         "code": code,

@@ -1,92 +1,194 @@
-"""Roles, the effective-role rule and the route policies (brief §5.6).
+"""Roles, the effective-role rule and policies — declared by the project, decided here.
 
-Routes and MCP tools pick a *policy*, never a raw role; both are evaluated by ``evaluate``.
+A project declares its roles once, in order of reach, as a ``RoleSet`` named by the
+``TENANCY_ROLES`` setting (a dotted path); without it the neutral ``DEFAULT_ROLES`` apply
+(``ReadOnly`` < ``Member`` < ``Admin``; a membership with no stored role is a ``Member``).
+Routes and MCP tools pick a *policy* — a named set of admitted role names — never a raw role,
+and both are decided by ``evaluate``.
 """
 
 from __future__ import annotations
 
-import enum
-from collections.abc import Iterable
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+import functools
+from collections.abc import Iterable, Iterator, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Final
+
+from django.core.exceptions import ImproperlyConfigured
 
 if TYPE_CHECKING:
     from tenancy.context import ActorContext
 
 
-class Role(enum.IntEnum):
-    """Effective roles, ordered by reach; ``DENIED`` sorts last but admits nothing."""
+@dataclass(frozen=True)
+class Role:
+    """One declared role. ``rank`` orders reach; ``stored_as`` is its membership string."""
 
-    WORKER = 0
-    READ_ONLY = 1
-    SALES = 2
-    MANAGER = 3
-    OWNER = 4
-    DENIED = 5
+    name: str
+    rank: int
+    stored_as: str = field(compare=False)
 
     @property
     def label(self) -> str:
-        return _LABELS[self]
+        return self.name
+
+    def __repr__(self) -> str:
+        return f"<Role {self.name}>"
 
 
-_LABELS = {
-    Role.WORKER: "Worker",
-    Role.READ_ONLY: "ReadOnly",
-    Role.SALES: "Sales",
-    Role.MANAGER: "Manager",
-    Role.OWNER: "Owner",
-    Role.DENIED: "Denied",
-}
+# Only stored role strings that no declaration knows: a membership that admits nothing.
+DENIED: Final = Role("Denied", -1, "")
 
-# Stored role strings. Owner is stored under its legacy name "Admin"; a Worker has no role at all.
-STORED_ROLE_NAMES: dict[str, Role] = {
-    "Admin": Role.OWNER,
-    "Manager": Role.MANAGER,
-    "Sales": Role.SALES,
-    "ReadOnly": Role.READ_ONLY,
-}
-ASSIGNABLE_ROLES: dict[Role, str] = {role: name for name, role in STORED_ROLE_NAMES.items()}
+
+class RoleSet:
+    """A project's roles, lowest reach first.
+
+    Each entry is a name, or ``(name, stored_as)`` when the string kept on memberships differs
+    (e.g. a role renamed after tokens were issued). ``default`` is the role of a membership that
+    stores no role at all; ``None`` means such a membership is ``DENIED``.
+    """
+
+    def __init__(self, roles: Sequence[str | tuple[str, str]], *, default: str | None) -> None:
+        declared: list[Role] = []
+        for rank, entry in enumerate(roles):
+            name, stored = (entry, entry) if isinstance(entry, str) else entry
+            if not name or not isinstance(name, str) or name == DENIED.name:
+                raise ImproperlyConfigured(f"invalid role name {name!r}")
+            declared.append(Role(name, rank, stored))
+        self._by_name = {role.name: role for role in declared}
+        if len(self._by_name) != len(declared):
+            raise ImproperlyConfigured("role names must be unique")
+        if default is not None and default not in self._by_name:
+            raise ImproperlyConfigured(f"default role {default!r} is not declared")
+        self._by_stored = {role.stored_as: role for role in declared}
+        self.roles: tuple[Role, ...] = tuple(declared)
+        self.default: Role | None = self._by_name[default] if default is not None else None
+
+    def __iter__(self) -> Iterator[Role]:
+        return iter(self.roles)
+
+    def __contains__(self, name: object) -> bool:
+        return name in self._by_name
+
+    def __getitem__(self, name: str) -> Role:
+        return self._by_name[name]
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(self._by_name)
+
+    def stored_names(self) -> frozenset[str]:
+        """The strings a membership may store."""
+        return frozenset(self._by_stored)
+
+    def by_stored(self, stored: str) -> Role | None:
+        return self._by_stored.get(stored)
+
+    def effective(self, stored: Iterable[str]) -> Role:
+        """No stored role → the default; otherwise the highest recognised; only unknown → DENIED.
+
+        Multi-role principals take the highest role so "Admin + ReadOnly" is never locked out.
+        """
+        names = list(stored)
+        if not names:
+            return self.default or DENIED
+        known = [self._by_stored[name] for name in names if name in self._by_stored]
+        if not known:
+            return DENIED
+        return max(known, key=lambda role: role.rank)
+
+    def stored_for(self, name: str) -> list[str]:
+        """What a membership stores to hold role ``name`` (``[]`` for the default role)."""
+        role = self._by_name[name]
+        return [] if role is self.default else [role.stored_as]
+
+
+DEFAULT_ROLES: Final = RoleSet(["ReadOnly", "Member", "Admin"], default="Member")
+
+
+@functools.lru_cache(maxsize=4)
+def _load(path: str | None) -> RoleSet:
+    if path is None:
+        return DEFAULT_ROLES
+    from django.utils.module_loading import import_string
+
+    try:
+        declared = import_string(path)
+    except ImportError as exc:
+        raise ImproperlyConfigured(f"TENANCY_ROLES {path!r} cannot be imported: {exc}") from exc
+    if not isinstance(declared, RoleSet):
+        raise ImproperlyConfigured(f"TENANCY_ROLES {path!r} is not a tenancy.RoleSet")
+    return declared
+
+
+def active_roles() -> RoleSet:
+    """The project's ``RoleSet`` (``TENANCY_ROLES``), or ``DEFAULT_ROLES``.
+
+    Raises:
+        ImproperlyConfigured: the setting names nothing importable or not a ``RoleSet``.
+    """
+    from tenancy import conf
+
+    return _load(conf.get("ROLES"))
 
 
 def effective_role(stored: Iterable[str]) -> Role:
-    """No roles → Worker; otherwise the highest recognised role; only unknown strings → Denied.
-
-    Multi-role principals take the highest role so "Owner + ReadOnly" is never locked out.
-    """
-    names = list(stored)
-    if not names:
-        return Role.WORKER
-    known = [STORED_ROLE_NAMES[name] for name in names if name in STORED_ROLE_NAMES]
-    if not known:
-        return Role.DENIED
-    return max(known)
+    """The effective role of a membership storing ``stored``, under the active role set."""
+    return active_roles().effective(stored)
 
 
-@dataclass(frozen=True)
+class _Everyone:
+    """Admits every declared role (never ``DENIED``)."""
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and name in active_roles()
+
+    def __repr__(self) -> str:
+        return "every role"
+
+
+EVERY_ROLE: Final = _Everyone()
+_declared_policies: list[Policy] = []
+
+
 class Policy:
-    """A named set of admitted effective roles."""
+    """A named set of admitted role names (``EVERY_ROLE`` for all declared roles).
 
-    name: str
-    admits: frozenset[Role]
+    Role names are checked against the active ``RoleSet`` by system check ``tenancy.E004``,
+    so a policy naming a role the project does not declare fails ``manage.py check``.
+    """
+
+    __slots__ = ("name", "admits")
+
+    def __init__(self, name: str, admits: Iterable[str] | _Everyone) -> None:
+        self.name = name
+        self.admits: frozenset[str] | _Everyone = (
+            admits if isinstance(admits, _Everyone) else frozenset(admits)
+        )
+        _declared_policies.append(self)
+
+    def __repr__(self) -> str:
+        return f"<Policy {self.name}: {self.admits!r}>"
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Policy) and (self.name, self.admits) == (other.name, other.admits)
+
+    def __hash__(self) -> int:
+        return hash((self.name, self.admits))
 
     def allows_role(self, role: Role) -> bool:
-        return role in self.admits
+        return role is not DENIED and role.name in self.admits
+
+    def admitted(self) -> tuple[Role, ...]:
+        """The declared roles this policy admits, lowest reach first."""
+        return tuple(role for role in active_roles() if self.allows_role(role))
 
 
-OWNER_ONLY = Policy("OwnerOnly", frozenset({Role.OWNER}))
-ADMIN_ONLY = Policy("AdminOnly", frozenset({Role.OWNER, Role.MANAGER}))
-SALES_ACCESS = Policy("SalesAccess", frozenset({Role.OWNER, Role.MANAGER, Role.SALES}))
-SALES_FLOW = Policy("SalesFlow", frozenset({Role.OWNER, Role.MANAGER, Role.SALES, Role.WORKER}))
-PRODUCTION_WRITE = Policy("ProductionWrite", frozenset({Role.OWNER, Role.MANAGER, Role.WORKER}))
-AUTHENTICATED = Policy(
-    "Authenticated",
-    frozenset({Role.OWNER, Role.MANAGER, Role.SALES, Role.WORKER, Role.READ_ONLY}),
-)
+AUTHENTICATED: Final = Policy("Authenticated", EVERY_ROLE)
 
-POLICIES: dict[str, Policy] = {
-    p.name: p
-    for p in (OWNER_ONLY, ADMIN_ONLY, SALES_ACCESS, SALES_FLOW, PRODUCTION_WRITE, AUTHENTICATED)
-}
+
+def declared_policies() -> tuple[Policy, ...]:
+    return tuple(_declared_policies)
 
 
 def evaluate(policy: Policy, actor: ActorContext) -> bool:

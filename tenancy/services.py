@@ -9,14 +9,14 @@ from django.db import transaction
 from django.utils import timezone
 
 from tenancy.models import Membership
-from tenancy.roles import STORED_ROLE_NAMES
+from tenancy.roles import active_roles
 from tenancy.tokens import bump_credential_epoch
 
 
 @transaction.atomic
 def membership_set_roles(*, membership: Membership, roles: Iterable[str]) -> Membership:
     new_roles = sorted(set(roles))
-    unknown = [r for r in new_roles if r not in STORED_ROLE_NAMES]
+    unknown = [r for r in new_roles if r not in active_roles().stored_names()]
     if unknown:
         raise ValueError(f"unknown roles: {unknown}")
     if sorted(membership.roles) != new_roles:

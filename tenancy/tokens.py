@@ -19,7 +19,7 @@ from tenancy.exceptions import (
     AccountDisabledError,
     AuthenticationFailedError,
     CredentialsSupersededError,
-    FarmSuspendedError,
+    TenantSuspendedError,
 )
 from tenancy.lookup import fetch_token
 from tenancy.models import AccessToken, Membership
@@ -89,7 +89,7 @@ def check_token(raw: str) -> AccessToken:
     if membership.disabled_at is not None or not membership.user.is_active:
         raise AccountDisabledError()
     if not getattr(membership.tenant, conf.get("TENANT_ACTIVE_FIELD")):
-        raise FarmSuspendedError()
+        raise TenantSuspendedError()
     _touch(token, now)
     return token
 

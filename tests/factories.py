@@ -198,7 +198,7 @@ def person_caller(
     from cluck.caller import Caller
     from cluck.models import WorkerAssignment
     from cluck.scope import resolve_flock_scope
-    from tenancy import ActorContext, FlockScope, TenantContext, effective_role
+    from tenancy import ActorContext, RowScope, TenantContext, effective_role
 
     membership = MembershipFactory.create(tenant=farm, roles=roles, user__password=None)
     for flock in assigned_flocks or []:
@@ -213,8 +213,8 @@ def person_caller(
         role=effective_role(roles),
     )
     unrestricted, flock_ids = resolve_flock_scope(tenant=tenant, actor=actor)
-    scope = FlockScope()
-    scope.resolve(unrestricted=unrestricted, flock_ids=flock_ids)
+    scope = RowScope()
+    scope.resolve(unrestricted=unrestricted, row_ids=flock_ids)
     return Caller(tenant=tenant, actor=actor, scope=scope, channel="http")
 
 

@@ -30,6 +30,7 @@ from cluck.api.shapes import page_serializer as _page_serializer
 from cluck.api.shapes import problem_responses as _problems
 from cluck.caller import Caller
 from cluck.models import Payment, SalesOrder
+from cluck.roles import SALES_ACCESS, SalesAccess, SalesFlow
 from cluck.selectors.customers import CUSTOMER_CURSOR_KEYS, customer_get, customer_list
 from cluck.selectors.orders import ORDER_CURSOR_KEYS, OrderView, sales_order_get, sales_order_list
 from cluck.selectors.receivables import (
@@ -47,8 +48,7 @@ from cluck.services.orders import (
     sales_order_create,
 )
 from cluck.services.payments import payment_record
-from tenancy import SALES_ACCESS, evaluate
-from tenancy.permissions import SalesAccess, SalesFlow
+from tenancy import evaluate
 
 AMOUNT_PATTERN = r"^[0-9]{1,16}(\.[0-9]{1,4})?$"
 TAG_CUSTOMERS = "customers"

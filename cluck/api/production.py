@@ -27,6 +27,7 @@ from cluck.api.shapes import page_response as _page
 from cluck.api.shapes import page_serializer as _page_serializer
 from cluck.api.shapes import problem_responses as _problems
 from cluck.models import DailyEntry, EggGrade, Flock
+from cluck.roles import ProductionWrite
 from cluck.selectors.daily_entries import (
     ENTRY_CURSOR_KEYS,
     daily_entry_get,
@@ -40,7 +41,7 @@ from cluck.services.daily_entries import (
     daily_entry_record,
     daily_entry_submit,
 )
-from tenancy.permissions import IsTenantMember, ProductionWrite
+from tenancy.permissions import IsTenantMember
 
 TAG_FLOCKS = "flocks"
 TAG_GRADES = "egg grades"

@@ -6,7 +6,6 @@ manager Django's own machinery uses (admin, cascades, validation).
 
 from cluck.models.audit import AuditEvent
 from cluck.models.commerce import Customer, LotAllocation, Payment, SalesOrder, SalesOrderLine
-from cluck.models.counters import RateCounter
 from cluck.models.farm import Farm, House, WorkerAssignment
 from cluck.models.flocks import BirdMovement, Flock
 from cluck.models.production import (
@@ -31,7 +30,6 @@ __all__ = [
     "InventoryMovement",
     "LotAllocation",
     "Payment",
-    "RateCounter",
     "SalesOrder",
     "SalesOrderLine",
     "WorkerAssignment",

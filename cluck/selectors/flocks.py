@@ -49,7 +49,7 @@ class FlockAmbiguousError(CluckError):
 class ScopeUnresolvedError(CluckError):
     """A caller whose actor or flock scope was never resolved reaches no flock (fail closed).
 
-    The unresolved ``FlockScope`` *defaults* to unrestricted, which is why this checks
+    The unresolved row (flock) scope *defaults* to unrestricted, which is why this checks
     ``is_resolved`` and never trusts ``is_unrestricted`` alone.
     """
 
@@ -84,7 +84,7 @@ def flock_scope_filter(caller: Caller, *, field: str = "pk") -> Q:
         raise ScopeUnresolvedError()
     if caller.scope.is_unrestricted:
         return Q()
-    return Q(**{f"{field}__in": sorted(caller.scope.assigned_flock_ids)})
+    return Q(**{f"{field}__in": sorted(caller.scope.row_ids)})
 
 
 def accessible_flocks(caller: Caller) -> QuerySet[Flock]:

@@ -9,7 +9,8 @@ import httpx
 import pytest
 from asgiref.sync import iscoroutinefunction
 
-from cluck.asgi import SyncMiddlewareASGIHandler, application
+from cluck.asgi import application
+from mcp_tools.asgi import SyncMiddlewareASGIHandler
 from tests.factories import FarmFactory, MembershipFactory, bearer_for
 from tests.testapps.idem.models import SideEffect
 

@@ -348,7 +348,7 @@ def test_the_write_tool_runs_the_shared_validator(owner: Tools) -> None:
 
 def test_an_unassigned_worker_cannot_record(demo: dict[str, str]) -> None:
     """Guard 27. Mutation: make the tool call the handler with the flock scope of an owner
-    (``Caller(..., scope=<unrestricted FlockScope>)``) → red."""
+    (``Caller(..., scope=<unrestricted RowScope>)``) → red."""
     worker = tools_for(demo, "worker@sunrise.example")
     other = _flock("House 2 Brown")
     error = worker.error("cluck_record_daily_entry", _record_args(other.pk, "w-1"))

@@ -29,7 +29,7 @@ from cluck.services.daily_entries import (
     daily_entry_submit,
 )
 from cluck.services.flocks import flock_archive, flock_deplete
-from tenancy import ActorContext, FlockScope, TenantContext
+from tenancy import ActorContext, RowScope, TenantContext
 from tests.factories import FlockFactory, grade_named, person_caller, provisioned_farm
 
 pytestmark = pytest.mark.django_db
@@ -202,7 +202,7 @@ def test_the_validator_lists_every_failing_field_at_once(yard: Farmyard) -> None
 def test_an_unresolved_farm_is_a_farm_id_field_error(yard: Farmyard) -> None:
     actor = ActorContext()
     actor.resolve_system("test")
-    scope = FlockScope()
+    scope = RowScope()
     scope.resolve(unrestricted=True)
     nowhere = Caller(tenant=TenantContext(), actor=actor, scope=scope, channel="cli")
 
@@ -564,13 +564,13 @@ def test_submit_checks_the_flock_scope_and_the_tenant(yard: Farmyard) -> None:
 
 
 def test_an_unresolved_caller_is_refused_by_the_write_guard(yard: Farmyard) -> None:
-    """The unresolved FlockScope *defaults* to unrestricted; the guard must not trust it.
+    """The unresolved RowScope *defaults* to unrestricted; the guard must not trust it.
 
     Mutation: make ``flock_scope_check`` test only ``caller.scope.allows`` → red.
     """
     tenant = TenantContext()
     tenant.resolve(yard.farm)
-    half_built = Caller(tenant=tenant, actor=ActorContext(), scope=FlockScope(), channel="mcp")
+    half_built = Caller(tenant=tenant, actor=ActorContext(), scope=RowScope(), channel="mcp")
 
     with pytest.raises(CluckError) as failure:
         record(yard, caller=half_built)

@@ -11,9 +11,10 @@ from types import SimpleNamespace
 import pytest
 from django.test import RequestFactory
 
+from cluck.roles import FARM_ROLES
 from mcp_tools import CallContext, CallContextRefusedError
 from mcp_tools.context import request_in_flight
-from tenancy import ActorContext, FlockScope, Role, TenantContext
+from tenancy import ActorContext, RowScope, TenantContext
 
 
 def _request(*, tenant=True, actor="person", scope="unrestricted"):
@@ -27,16 +28,16 @@ def _request(*, tenant=True, actor="person", scope="unrestricted"):
             user=SimpleNamespace(pk=7, email="owner@farm.test"),
             membership_id=70,
             roles=("Admin",),
-            role=Role.OWNER,
+            role=FARM_ROLES["Owner"],
             token_id=700,
         )
     elif actor == "system":
         request.actor.resolve_system("cli:bootstrap-admin")
-    request.flock_scope = FlockScope()
+    request.row_scope = RowScope()
     if scope == "unrestricted":
-        request.flock_scope.resolve(unrestricted=True)
+        request.row_scope.resolve(unrestricted=True)
     elif scope == "restricted":
-        request.flock_scope.resolve(unrestricted=False, flock_ids=frozenset({3, 5}))
+        request.row_scope.resolve(unrestricted=False, row_ids=frozenset({3, 5}))
     return request
 
 
@@ -105,14 +106,14 @@ def test_refused_when_the_actor_is_a_system_actor():
     assert _refusal(_request(actor="system")) == "the actor is a system actor"
 
 
-def test_refused_when_the_flock_scope_is_unresolved():
+def test_refused_when_the_row_scope_is_unresolved():
     """Guard 3: an unresolved scope reports unrestricted=True and must still be refused.
 
     Mutation: delete the ``scope.is_resolved`` check → red.
     """
     request = _request(scope=None)
-    assert request.flock_scope.is_unrestricted  # the trap: unresolved looks farm-wide
-    assert _refusal(request) == "the flock scope is unresolved"
+    assert request.row_scope.is_unrestricted  # the trap: unresolved looks farm-wide
+    assert _refusal(request) == "the row scope is unresolved"
 
 
 def test_owner_with_a_farm_wide_scope_builds_and_is_pinned_whole():
@@ -124,10 +125,10 @@ def test_owner_with_a_farm_wide_scope_builds_and_is_pinned_whole():
     request = _request()
     ctx = _build(request)
     assert ctx == _build(request)
-    assert (ctx.tenant, ctx.actor, ctx.flock_scope) == (
+    assert (ctx.tenant, ctx.actor, ctx.row_scope) == (
         request.tenant,
         request.actor,
-        request.flock_scope,
+        request.row_scope,
     )
     assert ctx.tenant is request.tenant
     assert {
@@ -135,17 +136,17 @@ def test_owner_with_a_farm_wide_scope_builds_and_is_pinned_whole():
         "user_id": ctx.user_id,
         "email": ctx.email,
         "role": ctx.role,
-        "is_flock_restricted": ctx.is_flock_restricted,
-        "assigned_flock_ids": ctx.assigned_flock_ids,
+        "is_row_restricted": ctx.is_row_restricted,
+        "row_ids": ctx.row_ids,
         "request_id": ctx.request_id,
         "protocol_version": ctx.protocol_version,
     } == {
         "tenant_id": 41,
         "user_id": 7,
         "email": "owner@farm.test",
-        "role": Role.OWNER,
-        "is_flock_restricted": False,
-        "assigned_flock_ids": frozenset(),
+        "role": FARM_ROLES["Owner"],
+        "is_row_restricted": False,
+        "row_ids": frozenset(),
         "request_id": "req-1",
         "protocol_version": "2025-11-25",
     }
@@ -154,8 +155,8 @@ def test_owner_with_a_farm_wide_scope_builds_and_is_pinned_whole():
 
 def test_restricted_scope_is_reported():
     ctx = _build(_request(scope="restricted"))
-    assert ctx.is_flock_restricted
-    assert ctx.assigned_flock_ids == frozenset({3, 5})
+    assert ctx.is_row_restricted
+    assert ctx.row_ids == frozenset({3, 5})
 
 
 def test_the_context_cannot_be_constructed_directly_or_mutated():
@@ -168,7 +169,7 @@ def test_the_context_cannot_be_constructed_directly_or_mutated():
         CallContext(
             tenant=request.tenant,
             actor=request.actor,
-            flock_scope=request.flock_scope,
+            row_scope=request.row_scope,
             request_id="r",
             protocol_version="2025-11-25",
         )

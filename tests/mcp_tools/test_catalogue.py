@@ -14,6 +14,7 @@ import pytest
 from django.core.management import call_command
 from django.test import override_settings
 
+from cluck.roles import FARM_ROLES
 from mcp_tools import CallContext
 from mcp_tools.calls import FORBIDDEN
 from mcp_tools.exceptions import UnknownSurfaceError
@@ -31,7 +32,7 @@ def _small(registry=default_registry, page_size=2):
 def test_the_catalogue_is_prepared_at_start_up_without_any_request():
     catalogue = active_catalogue()
     assert catalogue.specs == tuple(default_registry.specs())
-    owner = catalogue.surface_for(Role.OWNER)
+    owner = catalogue.surface_for(FARM_ROLES["Owner"])
     assert all(isinstance(page, bytes) for pages in owner.pages.values() for page in pages)
     assert catalogue.digest == _small(page_size=catalogue.page_size).digest  # deterministic
 
@@ -47,7 +48,9 @@ def test_unknown_surface_keys_are_refused():
 def test_a_caller_without_a_surface_is_refused_before_dispatch(mcp_client):
     """Mutation: fall back to the Owner surface when the role's is missing → red."""
     catalogue = active_catalogue()
-    surfaces: dict[Role, Any] = {k: v for k, v in catalogue.surfaces.items() if k != Role.WORKER}
+    surfaces: dict[Role, Any] = {
+        k: v for k, v in catalogue.surfaces.items() if k != FARM_ROLES["Worker"]
+    }
     with activated(dataclasses.replace(catalogue, surfaces=surfaces)):
         response = mcp_client("Worker").message("tools/list", {})
     assert response.status_code == 403
@@ -71,7 +74,7 @@ def test_pages_hold_at_most_the_page_size_and_chain_by_cursor(mcp_client):
     assert (
         names
         == sorted(names)
-        == [s.name for s in active_catalogue().surface_for(Role.OWNER).tools.values()]
+        == [s.name for s in active_catalogue().surface_for(FARM_ROLES["Owner"]).tools.values()]
     )
 
 

@@ -11,7 +11,7 @@ from idempotency.markers import HANDLES_OWN_IDEMPOTENCY, exempt_views
 from mcp_tools.registry import default_registry
 from mcp_tools.surfaces import active_catalogue
 from mcp_tools.views import mcp_view
-from tenancy import Role, evaluate
+from tenancy import Role, active_roles, evaluate
 from tenancy.permissions import admitted_roles
 from tenancy.probe import probe_actor
 
@@ -42,7 +42,7 @@ def _view_class(route_name: str) -> Any:
 
 
 def _tool_roles(spec: Any) -> set[Role]:
-    return {role for role in Role if evaluate(spec.policy, probe_actor(role))}
+    return {role for role in active_roles() if evaluate(spec.policy, probe_actor(role))}
 
 
 def test_some_tools_mirror_routes():
@@ -51,7 +51,7 @@ def test_some_tools_mirror_routes():
 
 @pytest.mark.parametrize("spec", MIRRORING, ids=lambda s: s.name)
 def test_mirrored_route_names_resolve(spec):
-    """Guard 15. Mutation: rename the ``me`` route to ``me-self`` in cluck/urls.py and leave
+    """Guard 15. Mutation: rename the ``me`` route to ``me-self`` in tenancy/urls.py and leave
     ``mcptest_whoami``'s declaration → red (also the system check mcp_tools.E001)."""
     routes = _routes()
     for name in spec.mirrors:
@@ -90,17 +90,7 @@ def test_tools_list_is_filtered_by_role_on_a_real_request(mcp_client, role):
         for spec in active_catalogue().specs
         if evaluate(
             spec.policy,
-            probe_actor(
-                Role[
-                    {
-                        "Owner": "OWNER",
-                        "Manager": "MANAGER",
-                        "Sales": "SALES",
-                        "Worker": "WORKER",
-                        "ReadOnly": "READ_ONLY",
-                    }[role]
-                ]
-            ),
+            probe_actor(active_roles()[role]),
         )
     }
     assert listed == expected or len(expected) > active_catalogue().page_size
@@ -117,3 +107,14 @@ def test_exactly_one_view_handles_its_own_idempotency_and_it_is_mcp():
     assert [(view.route, view.name) for view in own] == [("mcp", "mcp")]
     assert _routes()["mcp"] is mcp_view
     assert len(_routes()) > 10
+
+
+def test_every_farm_tool_declares_what_it_mirrors():
+    """The farm keeps REST and MCP in step: each of its tools names its route(s) or says why
+    none exists. (Optional in ``mcp_tools``; a project without REST declares nothing.)
+
+    Mutation: drop ``mirrors=`` from ``cluck_read_stock`` → red.
+    """
+    farm_tools = [spec for spec in default_registry.specs() if spec.name.startswith("cluck_")]
+    assert farm_tools
+    assert [s.name for s in farm_tools if not (s.mirrors or s.mirrors_no_route)] == []

@@ -22,7 +22,7 @@ from mcp_tools.registry import (
     banned_parameter_type,
     default_registry,
 )
-from tenancy import ActorContext, FlockScope, TenantContext
+from tenancy import ActorContext, RowScope, TenantContext
 
 
 class Out(BaseModel):
@@ -58,15 +58,22 @@ def test_duplicate_names_are_a_start_up_error():
         def second(ctx: CallContext) -> Out: ...
 
 
-@pytest.mark.parametrize(
-    "kwargs",
-    [{}, {"mirrors": "me", "mirrors_no_route": "both"}, {"mirrors": ""}, {"mirrors_no_route": ""}],
-)
-def test_exactly_one_mirror_declaration_is_required(kwargs):
-    with pytest.raises(ImproperlyConfigured, match="exactly one of mirrors"):
+def test_a_tool_declares_at_most_one_mirror_declaration():
+    """Mirrors are optional (a project without REST declares none), but not both kinds."""
+    with pytest.raises(ImproperlyConfigured, match="at most one of mirrors"):
 
-        @Registry().tool(description="d", name="m", read_only=True, **kwargs)
+        @Registry().tool(
+            description="d", name="m", read_only=True, mirrors="me", mirrors_no_route="both"
+        )
         def fn(ctx: CallContext) -> Out: ...
+
+    for kwargs in ({}, {"mirrors": ""}, {"mirrors_no_route": ""}):
+        registry = Registry()
+        registry.tool(description="d", name="m", read_only=True, **kwargs)(_plain)  # type: ignore[arg-type]
+        assert registry.specs()[0].mirrors == ()
+
+
+def _plain(ctx: CallContext) -> Out: ...
 
 
 def test_the_first_parameter_must_be_the_call_context():
@@ -85,13 +92,13 @@ BANNED = [
     HttpRequest,
     TenantContext,
     ActorContext,
-    FlockScope,
+    RowScope,
     type(connection),
     CursorWrapper,
     typing.Optional[TenantContext],  # noqa: UP045 - the Optional spelling is the point
     TenantContext | None,
     typing.Annotated[ActorContext, "x"],
-    list[FlockScope],
+    list[RowScope],
     Callable[[], Any],
     type(__import__("django.db").db.connections),
     type(__import__("django.apps").apps.apps),

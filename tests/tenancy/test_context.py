@@ -6,7 +6,8 @@ from types import SimpleNamespace
 
 import pytest
 
-from tenancy import ActorContext, FlockScope, ReassignmentError, Role, TenantContext
+from cluck.roles import FARM_ROLES
+from tenancy import ActorContext, ReassignmentError, RowScope, TenantContext
 
 
 def _tenant(pk: int) -> SimpleNamespace:
@@ -38,23 +39,23 @@ def test_tenant_reassignment_to_another_tenant_raises_and_keeps_the_original():
 def test_actor_reassignment_to_another_person_raises_and_keeps_the_original():
     """Mutation: drop the identity comparison in ``ActorContext.resolve`` → red."""
     actor = ActorContext()
-    actor.resolve(user=_user(1), membership_id=10, roles=("Admin",), role=Role.OWNER)
-    actor.resolve(user=_user(1), membership_id=10, roles=("Admin",), role=Role.OWNER)
+    actor.resolve(user=_user(1), membership_id=10, roles=("Admin",), role=FARM_ROLES["Owner"])
+    actor.resolve(user=_user(1), membership_id=10, roles=("Admin",), role=FARM_ROLES["Owner"])
     with pytest.raises(ReassignmentError):
-        actor.resolve(user=_user(2), membership_id=11, roles=(), role=Role.WORKER)
+        actor.resolve(user=_user(2), membership_id=11, roles=(), role=FARM_ROLES["Worker"])
     with pytest.raises(ReassignmentError):
         actor.resolve_system("cli:test")
-    assert actor.user_id == 1 and actor.role is Role.OWNER and not actor.is_system
+    assert actor.user_id == 1 and actor.role is FARM_ROLES["Owner"] and not actor.is_system
 
 
 def test_flock_scope_reassignment_to_other_flocks_raises_and_keeps_the_original():
-    """Mutation: let ``FlockScope.resolve`` overwrite a resolved scope → red."""
-    scope = FlockScope()
-    scope.resolve(unrestricted=False, flock_ids=frozenset({1, 2}))
-    scope.resolve(unrestricted=False, flock_ids=frozenset({2, 1}))
+    """Mutation: let ``RowScope.resolve`` overwrite a resolved scope → red."""
+    scope = RowScope()
+    scope.resolve(unrestricted=False, row_ids=frozenset({1, 2}))
+    scope.resolve(unrestricted=False, row_ids=frozenset({2, 1}))
     with pytest.raises(ReassignmentError):
         scope.resolve(unrestricted=True)
-    assert scope.assigned_flock_ids == {1, 2} and not scope.is_unrestricted
+    assert scope.row_ids == {1, 2} and not scope.is_unrestricted
 
 
 def test_an_unresolved_flock_scope_reports_unrestricted_but_not_resolved():
@@ -62,7 +63,7 @@ def test_an_unresolved_flock_scope_reports_unrestricted_but_not_resolved():
 
     Mutation: default ``_is_unrestricted`` to False → red (the documented default changed).
     """
-    scope = FlockScope()
+    scope = RowScope()
     assert scope.is_unrestricted is True
     assert scope.is_resolved is False
     assert TenantContext().is_resolved is False

@@ -54,7 +54,7 @@ def test_every_other_role_is_unrestricted_even_with_assignment_rows(member_clien
 def test_the_middleware_resolves_the_scope_for_every_authenticated_request(member_client):
     """``is_resolved`` is what the MCP layer checks; the middleware must always set it.
 
-    Mutation: skip ``resolve_flock_scope`` for non-Workers in the middleware → red.
+    Mutation: skip ``resolve_row_scope`` for non-Workers in the middleware → red.
     """
     from django.test import RequestFactory
 
@@ -65,7 +65,7 @@ def test_the_middleware_resolves_the_scope_for_every_authenticated_request(membe
     request: Any = RequestFactory().get("/api/v1/me/", HTTP_AUTHORIZATION=raw)
     middleware = TenancyMiddleware(lambda r: None)  # type: ignore[arg-type]
     middleware.process_request(request)
-    assert not request.flock_scope.is_resolved
+    assert not request.row_scope.is_resolved
     middleware.process_view(request, lambda r: None, (), {})
     assert request.tenant.is_resolved and request.actor.is_resolved
-    assert request.flock_scope.is_resolved and request.flock_scope.is_unrestricted
+    assert request.row_scope.is_resolved and request.row_scope.is_unrestricted

@@ -103,7 +103,7 @@ def test_suspending_the_farm_invalidates_the_token(member_client):
     farm = membership.tenant
     farm.is_active = False
     farm.save()
-    _assert_invalid_token(client.get("/api/v1/me/"), "Auth.FarmSuspended")
+    _assert_invalid_token(client.get("/api/v1/me/"), "Auth.TenantSuspended")
 
 
 def test_a_revoked_token_is_refused_on_the_next_request(member_client):
@@ -198,7 +198,7 @@ def test_login_returns_a_short_lived_token_checked_like_any_other(member_client,
 @pytest.mark.parametrize(
     ("change", "code"),
     [
-        ({"farmCode": "no-such-farm"}, "Auth.UnknownFarmCode"),
+        ({"farmCode": "no-such-farm"}, "Auth.InvalidCredentials"),
         ({"password": "wrong password"}, "Auth.InvalidCredentials"),
         ({"email": "nobody@example.test"}, "Auth.InvalidCredentials"),
     ],

@@ -23,8 +23,8 @@ from mcp_types import (
 from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
+from cluck.roles import OWNER_ONLY, PRODUCTION_WRITE
 from mcp_tools import CallContext, ToolError, tool
-from tenancy import OWNER_ONLY, PRODUCTION_WRITE
 from tests.testapps.mcp_fixtures import controls
 
 FIXTURE = "conformance-suite fixture (test app only)"
@@ -215,7 +215,7 @@ class WhoAmI(BaseModel):
     user_id: int
     role: str
     protocol_version: str
-    is_flock_restricted: bool
+    is_row_restricted: bool
     as_of_date: dt.date | None = None
 
 
@@ -232,7 +232,7 @@ def whoami(ctx: CallContext, *, as_of_date: dt.date | None = None) -> WhoAmI:
         user_id=ctx.user_id,
         role=ctx.role.label,
         protocol_version=ctx.protocol_version,
-        is_flock_restricted=ctx.is_flock_restricted,
+        is_row_restricted=ctx.is_row_restricted,
         as_of_date=as_of_date,
     )
 

@@ -13,7 +13,7 @@ pytestmark = pytest.mark.django_db(transaction=True)
 
 
 def test_add_then_incr_counts_and_expiry_frees_the_key() -> None:
-    cache = caches["ratelimit"]
+    cache = caches["tenancy_counters"]
     assert cache.add("k", 1, 60) is True
     assert cache.add("k", 1, 60) is False
     assert cache.incr("k") == 2 and cache.get("k") == 2
@@ -29,7 +29,7 @@ def test_add_then_incr_counts_and_expiry_frees_the_key() -> None:
 @pytest.mark.postgres
 def test_concurrent_increments_are_never_lost() -> None:
     """Mutation: implement ``incr`` as ``get`` then ``set`` → red (lost updates)."""
-    cache = caches["ratelimit"]
+    cache = caches["tenancy_counters"]
     cache.add("hits", 0, 60)
     barrier = threading.Barrier(8)
 
@@ -37,7 +37,7 @@ def test_concurrent_increments_are_never_lost() -> None:
         try:
             barrier.wait()
             for _ in range(25):
-                caches["ratelimit"].incr("hits")
+                caches["tenancy_counters"].incr("hits")
         finally:
             connection.close()
 
@@ -54,7 +54,7 @@ def test_a_steady_state_count_is_one_round_trip() -> None:
 
     Mutation: drop the known-row shortcut in ``CounterCache.add`` → red (two statements).
     """
-    cache = caches["ratelimit"]
+    cache = caches["tenancy_counters"]
     assert cache.add("steady", 1, 60) is True
     with CaptureQueriesContext(connection) as queries:
         assert cache.add("steady", 1, 60) is False
@@ -68,10 +68,10 @@ def test_a_counter_removed_behind_our_back_is_recreated_by_the_next_incr() -> No
     Mutation: raise ``ValueError`` when ``incr`` finds no row even though the key was known →
     red (django-ratelimit fails closed on it: a spurious 429).
     """
-    cache = caches["ratelimit"]
+    cache = caches["tenancy_counters"]
     assert cache.add("vanishing", 1, 60) is True
     with connection.cursor() as cursor:
-        cursor.execute("DELETE FROM cluck_rate_counter")
+        cursor.execute("DELETE FROM tenancy_rate_counter")
     assert cache.add("vanishing", 1, 60) is False  # answered from memory
     assert cache.incr("vanishing") == 1
     assert cache.incr("vanishing") == 2 and cache.get("vanishing") == 2
@@ -81,7 +81,7 @@ def test_a_counter_removed_behind_our_back_is_recreated_by_the_next_incr() -> No
 
 @pytest.mark.postgres
 def test_counters_skip_the_write_ahead_log_on_postgresql() -> None:
-    """Mutation: make migration 0004 a no-op → red (``relpersistence`` is ``p``)."""
+    """Mutation: make tenancy migration 0002 skip its RunPython → red (``p``, not ``u``)."""
     with connection.cursor() as cursor:
-        cursor.execute("SELECT relpersistence FROM pg_class WHERE relname = 'cluck_rate_counter'")
+        cursor.execute("SELECT relpersistence FROM pg_class WHERE relname = 'tenancy_rate_counter'")
         assert cursor.fetchone() == ("u",)

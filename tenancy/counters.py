@@ -1,48 +1,23 @@
-"""A database cache whose ``incr`` is atomic across processes and hosts.
+"""``CounterCache``: rate-limit counters shared by every process, one statement per count.
 
-Rate-limit counters (django-ratelimit: ``cache.add`` then ``cache.incr``) must be shared by all
-replicas. Django's ``DatabaseCache.incr`` is get-then-set, so two replicas can lose a count; this
-backend locks the row (``SELECT … FOR UPDATE``) inside a transaction instead.
+The cache django-ratelimit counts on must be shared by all workers and replicas and must
+increment atomically. Django's own backends are either per-process (``LocMemCache``) or
+get-then-set (``DatabaseCache``). This one keeps integers in tenancy's ``RateCounter`` table
+and works on PostgreSQL and SQLite alike. ``tenancy`` installs it as the rate-limit cache when
+a project configures none (``tenancy.conf.install_counter_cache_default``); production may use
+Redis instead.
 """
 
 from __future__ import annotations
 
-import base64
-import pickle
 import random
 import threading
 from datetime import UTC, datetime, timedelta
 from typing import Any, ClassVar
 
 from django.core.cache.backends.base import DEFAULT_TIMEOUT, BaseCache
-from django.core.cache.backends.db import DatabaseCache
-from django.db import connections, router, transaction
+from django.db import connections, router
 from django.utils import timezone
-
-
-class AtomicDatabaseCache(DatabaseCache):
-    def incr(self, key: Any, delta: int = 1, version: int | None = None) -> int:
-        key = self.make_and_validate_key(key, version=version)
-        db = router.db_for_write(self.cache_model_class)
-        connection = connections[db]
-        table = connection.ops.quote_name(self._table)  # type: ignore[attr-defined]
-        with transaction.atomic(using=db), connection.cursor() as cursor:
-            if connection.vendor == "postgresql":
-                # A lost counter increment after a crash is harmless; waiting for a WAL flush
-                # on every rate-limited request is not.
-                cursor.execute("SET LOCAL synchronous_commit TO OFF")
-            lock = " FOR UPDATE" if connection.features.has_select_for_update else ""
-            cursor.execute(f"SELECT value FROM {table} WHERE cache_key = %s{lock}", [key])
-            row = cursor.fetchone()
-            if row is None:
-                raise ValueError(f"Key '{key}' not found")
-            value = pickle.loads(base64.b64decode(row[0].encode()))
-            new_value = value + delta
-            encoded = base64.b64encode(pickle.dumps(new_value, self.pickle_protocol)).decode(
-                "latin1"
-            )
-            cursor.execute(f"UPDATE {table} SET value = %s WHERE cache_key = %s", [encoded, key])
-        return int(new_value)
 
 
 def _aware(value: Any) -> datetime:
@@ -70,7 +45,7 @@ class CounterCache(BaseCache):
     request whose ``incr`` fails).
     """
 
-    table = "cluck_rate_counter"
+    table = "tenancy_rate_counter"
     # Shared by every instance in the process (Django keeps one backend instance per thread,
     # and the ASGI handler uses a thread per request). Bounded: stale entries are swept.
     _known_until: ClassVar[dict[str, datetime]] = {}
@@ -123,7 +98,7 @@ class CounterCache(BaseCache):
         return value
 
     def _execute(self, sql: str, params: list[Any]) -> Any:
-        from cluck.models.counters import RateCounter  # cache backends load before apps
+        from tenancy.models import RateCounter  # cache backends load before the app registry
 
         db = router.db_for_write(RateCounter)
         with connections[db].cursor() as cursor:

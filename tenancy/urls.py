@@ -1,0 +1,18 @@
+"""``include("tenancy.urls")``: login, logout, me and personal access tokens.
+
+Route names are ``auth-login``, ``auth-logout``, ``me``, ``me-token-list`` and
+``me-token-revoke``; the credential views carry their markers (never replayed, superseded
+credentials accepted for logout, ambient bearer ignored for login).
+"""
+
+from django.urls import path
+
+from tenancy import api
+
+urlpatterns = [
+    path("auth/login/", api.LoginApi.as_view(), name="auth-login"),
+    path("auth/logout/", api.LogoutApi.as_view(), name="auth-logout"),
+    path("me/", api.MeApi.as_view(), name="me"),
+    path("me/tokens/", api.TokenListCreateApi.as_view(), name="me-token-list"),
+    path("me/tokens/<int:token_id>/", api.TokenRevokeApi.as_view(), name="me-token-revoke"),
+]
