@@ -96,7 +96,8 @@ def test_a_v0_farm_database_migrates_in_place_and_keeps_every_row_and_token(v0_d
 
     script = (
         "from tenancy.tokens import check_token;"
-        f"w = check_token({WORKER_TOKEN!r}).membership; o = check_token({OWNER_TOKEN!r}).membership;"
+        f"w = check_token({WORKER_TOKEN!r}).membership;"
+        f"o = check_token({OWNER_TOKEN!r}).membership;"
         "print(w.tenant.code, w.effective_role.name, o.effective_role.name, o.roles)"
     )
     shown = _manage(v0_database, "shell", "-c", script)
