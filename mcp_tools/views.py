@@ -174,7 +174,11 @@ async def mcp_view(request: HttpRequest) -> HttpResponse:
     with request_in_flight(request):
         try:
             ctx = CallContext.from_request(
-                request, tenant=tenant, request_id=request_id, protocol_version=era.version
+                request,
+                tenant=tenant,
+                request_id=request_id,
+                protocol_version=era.version,
+                client_capabilities=protocol.declared_capabilities(era, message),
             )
         except CallContextRefusedError:
             logger.exception("MCP call context refused (request %s)", request_id)

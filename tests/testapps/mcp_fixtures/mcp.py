@@ -221,6 +221,17 @@ def streaming_elicitation(ctx: CallContext) -> str:
     return "no elicitation: this server never sends requests to the client"
 
 
+@tool(
+    name="test_missing_capability",
+    read_only=True,
+    mirrors_no_route=FIXTURE,
+    requires_client_capabilities=["sampling"],
+    description="Needs a client that declares sampling; refused with -32021 before running.",
+)
+def missing_capability(ctx: CallContext) -> str:
+    return "the client declared sampling"
+
+
 # --- guard test tools ------------------------------------------------------------------------
 
 
