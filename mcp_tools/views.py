@@ -1,7 +1,7 @@
 """``POST /mcp``: the one MCP endpoint, plus clean JSON 404s for OAuth discovery probes.
 
-Order of checks (each answered before the next runs): method (405) → Origin (403) →
-authentication (401) → Content-Type (400) → Accept (406) → rate limit (429) → strict envelope
+Order of checks (each answered before the next runs): Origin (403) → authentication (401) →
+method (405) → Content-Type (400) → Accept (406) → rate limit (429) → strict envelope
 (400) → era ladder → dispatch. The body cap (413) runs earlier still, in
 ``BodyCapMiddleware``, before authentication.
 """
@@ -134,17 +134,19 @@ def _unauthenticated(failure: AuthenticationFailedError | None) -> HttpResponse:
 @body_cap
 async def mcp_view(request: HttpRequest) -> HttpResponse:
     """Serve one MCP JSON-RPC message statelessly. Never issues ``Mcp-Session-Id``."""
-    if request.method != "POST":
-        response = _error(405, -32600, "Method not allowed: this endpoint serves POST only")
-        response["Allow"] = "POST"
-        return response
     origin = request.headers.get("Origin")
     if origin is not None and not origin_allowed(origin, list(conf.get("ALLOWED_ORIGINS"))):
         security_logger.warning("MCP request from a foreign Origin refused: %s", origin)
         return _error(403, -32600, "Forbidden: Origin not allowed")
     tenant = getattr(request, "tenant", None)
     if not isinstance(tenant, TenantContext) or not tenant.is_resolved:
+        # Before the method check: a client without valid credentials learns that first, on
+        # GET too. mcp-remote's SSE fallback GETs /mcp; a 405 there would hide the 401.
         return _unauthenticated(getattr(request, "authentication_failure", None))
+    if request.method != "POST":
+        response = _error(405, -32600, "Method not allowed: this endpoint serves POST only")
+        response["Allow"] = "POST"
+        return response
     if _media_type(request.headers.get("Content-Type", "")) != JSON:
         return _error(400, -32600, "Invalid Content-Type header: expected application/json")
     if not accepts_json(request.headers.get("Accept")):

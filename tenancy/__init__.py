@@ -1,8 +1,8 @@
 """``tenancy``: who is calling — tenant, actor and row scope, resolved once per request.
 
 Public surface (import-safe; no models): the request-scoped context types, roles and policies,
-the view markers, the bearer challenge and the errors. Models live in ``tenancy.models``; the REST views in
-``tenancy.urls``.
+the view markers, the bearer challenge and the errors. Models live in ``tenancy.models``; the
+REST views in ``tenancy.urls``.
 """
 
 from tenancy.challenges import bearer_challenge

@@ -130,11 +130,21 @@ def test_mcp_and_rest_send_the_same_challenge_for_the_same_refused_bearer(mcp_cl
     assert mcp["WWW-Authenticate"] == rest["WWW-Authenticate"] == expected
 
 
-def test_method_and_origin_are_still_checked_before_a_refused_bearer(mcp_client):
-    """The view's documented order holds now that it answers the 401 itself."""
+@pytest.mark.parametrize("bearer", ["refused", "missing"])
+def test_origin_comes_before_authentication_and_authentication_before_the_method(
+    mcp_client, bearer
+):
+    """A GET without valid credentials is a 401, as mcp-remote's SSE fallback needs (it would
+    report a 405 instead of the 401). Mutation: check the method before authentication → red.
+    """
     client = mcp_client()
-    _revoke(client.membership)
-    assert client.client.get("/mcp", headers=client.headers()).status_code == 405
+    if bearer == "refused":
+        _revoke(client.membership)
+        code = "Auth.InvalidToken"
+    else:
+        client.bearer = None
+        code = "Auth.NotAuthenticated"
+    _assert_jsonrpc_401(client.client.get("/mcp", headers=client.headers()), code)
     assert client.message("ping", Origin="http://evil.example").status_code == 403
 
 
