@@ -1,4 +1,4 @@
-"""``POST /mcp``: the one MCP endpoint, plus clean JSON 404s for OAuth discovery probes.
+"""``POST /mcp``: the one MCP endpoint, plus clean JSON 404s for OAuth discovery and registration.
 
 Order of checks (each answered before the next runs): Origin (403) → authentication (401) →
 method (405) → Content-Type (400) → Accept (406) → rate limit (429) → strict envelope
