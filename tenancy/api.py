@@ -36,6 +36,7 @@ from tenancy.markers import (
 )
 from tenancy.models import AccessToken, Membership
 from tenancy.permissions import IsTenantMember, request_actor
+from tenancy.problem_handler import ProblemsByDefault
 from tenancy.tokens import digest, issue_session_token, issue_token, revoke_token
 
 
@@ -115,7 +116,7 @@ class TokenOutputSerializer(serializers.Serializer[Any]):
 
 @ignores_ambient_credentials
 @never_replayed("returns a live bearer token")
-class LoginApi(APIView):
+class LoginApi(ProblemsByDefault, APIView):
     authentication_classes: list[Any] = []
     permission_classes = [AllowAny]
 
@@ -142,7 +143,9 @@ class LoginApi(APIView):
         data.is_valid(raise_exception=True)
         code = data.validated_data[TENANT_CODE].strip().lower()
         tenant = (
-            _tenant_model()._default_manager.filter(**{conf.get("TENANT_CODE_FIELD"): code}).first()
+            _tenant_model()
+            ._default_manager.filter(**{f"{conf.get('TENANT_CODE_FIELD')}__iexact": code})
+            .first()
         )
         email = data.validated_data["email"].strip().lower()
         password = data.validated_data["password"]
@@ -167,7 +170,7 @@ class LoginApi(APIView):
 
 @accepts_superseded_credentials
 @never_replayed("a pure side effect: a replay would fake a logout")
-class LogoutApi(APIView):
+class LogoutApi(ProblemsByDefault, APIView):
     authentication_classes: list[Any] = []
     permission_classes = [AllowAny]
 
@@ -200,7 +203,7 @@ MeOutputSerializer = type(
 # The member views read the bearer TenancyMiddleware resolved, whatever the project's
 # DEFAULT_AUTHENTICATION_CLASSES say: with DRF's defaults (session, basic) a missing token was
 # a 403, and a project authenticator for "Bearer" (JWT) would refuse our tokens outright.
-class MeApi(APIView):
+class MeApi(ProblemsByDefault, APIView):
     authentication_classes = [TenancyAuthentication]
     permission_classes = [IsTenantMember]
 
@@ -268,7 +271,7 @@ class TokenListSerializer(serializers.Serializer[Any]):
 
 
 @never_replayed("token creation returns the live secret once")
-class TokenListCreateApi(APIView):
+class TokenListCreateApi(ProblemsByDefault, APIView):
     authentication_classes = [TenancyAuthentication]
     permission_classes = [IsTenantMember]
 
@@ -304,7 +307,7 @@ class TokenListCreateApi(APIView):
         return Response(TokenCreatedSerializer(token).data, status=status.HTTP_201_CREATED)
 
 
-class TokenRevokeApi(APIView):
+class TokenRevokeApi(ProblemsByDefault, APIView):
     authentication_classes = [TenancyAuthentication]
     permission_classes = [IsTenantMember]
 
