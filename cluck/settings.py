@@ -204,6 +204,8 @@ MCP_TOOLS_SERVER_VERSION = "0.1.0"
 MCP_TOOLS_ERROR_TRANSLATOR = "cluck.mcp_errors.translate_domain_error"
 # Per bearer token, django-ratelimit syntax ("300/m"); shared by every replica.
 MCP_TOOLS_RATE = os.environ.get("MCP_TOOLS_RATE", "300/m")
+# Seconds a request body may take to arrive in full (mcp_tools.asgi answers 408 after).
+MCP_TOOLS_BODY_READ_SECONDS = float(os.environ.get("MCP_TOOLS_BODY_READ_SECONDS", "30"))
 MCP_TOOLS_ALLOWED_ORIGINS = _env_list(
     "MCP_TOOLS_ALLOWED_ORIGINS",
     ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],

@@ -2,8 +2,9 @@
 
 Order of checks (each answered before the next runs): method (405) → Origin (403) →
 authentication (401) → Content-Type (400) → Accept (406) → rate limit (429) → strict envelope
-(400) → era ladder → dispatch. The body cap (413) runs earlier still, in
-``BodyCapMiddleware``, before authentication.
+(400) → era ladder → dispatch. The body cap (413) runs earlier still: in the ASGI handler
+before the body is read (``mcp_tools.asgi``), else in ``BodyCapMiddleware``; both before
+authentication.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from mcp_tools import _jsonrpc, conf, protocol
 from mcp_tools.calls import FORBIDDEN, RATE_LIMITED, UNAUTHENTICATED
 from mcp_tools.context import CallContext, request_in_flight
 from mcp_tools.exceptions import CallContextRefusedError, UnknownSurfaceError
-from mcp_tools.middleware import body_cap
+from mcp_tools.middleware import body_cap, jsonrpc_errors
 from mcp_tools.surfaces import active_catalogue
 from tenancy import TenantContext
 
@@ -116,6 +117,7 @@ def _challenge() -> HttpResponse:
 @csrf_exempt
 @handles_own_idempotency
 @body_cap
+@jsonrpc_errors
 async def mcp_view(request: HttpRequest) -> HttpResponse:
     """Serve one MCP JSON-RPC message statelessly. Never issues ``Mcp-Session-Id``."""
     if request.method != "POST":

@@ -30,11 +30,22 @@ def test_database_url() -> str:
     return _with_database(os.environ["DATABASE_URL"], connection.settings_dict["NAME"])
 
 
+# What ./scripts/serve runs: uvicorn's httptools parser with a bounded request head.
+UVICORN_HTTP = "mcp_tools.uvicorn_http:BoundedHttpToolsProtocol"
+
+
 @contextmanager
 def serve(
-    kind: str = "uvicorn", *, app: str = "cluck.asgi:application", env: dict[str, str] | None = None
+    kind: str = "uvicorn",
+    *,
+    app: str = "cluck.asgi:application",
+    env: dict[str, str] | None = None,
+    args: tuple[str, ...] = ("--http", UVICORN_HTTP),
 ) -> Iterator[str]:
-    """Start a server on a free port and yield its base URL; stop it afterwards."""
+    """Start a server on a free port and yield its base URL; stop it afterwards.
+
+    ``args`` are extra uvicorn options (by default the bounded httptools protocol).
+    """
     port = free_port()
     if kind == "uvicorn":
         command = [
@@ -51,6 +62,7 @@ def serve(
             "--log-level",
             "warning",
             "--no-access-log",
+            *args,
         ]
     else:
         command = [
