@@ -105,6 +105,9 @@ def _database_url() -> str:
 DATABASES = {"default": dj_database_url.parse(_database_url(), conn_max_age=0)}
 DATABASES["default"].setdefault("TEST", {})
 if "postgresql" in DATABASES["default"]["ENGINE"]:
+    # Django's backend, with pooled connections probed before use (cluck/postgres/base.py):
+    # after a PostgreSQL restart the very first request succeeds.
+    DATABASES["default"]["ENGINE"] = "cluck.postgres"
     _options = DATABASES["default"].setdefault("OPTIONS", {})
     # A per-process psycopg pool: MCP tools run in worker threads, so one MCP call uses two
     # threads' connections; without a pool each would pay a fresh PostgreSQL connection.
@@ -112,7 +115,14 @@ if "postgresql" in DATABASES["default"]["ENGINE"]:
         _options["pool"] = {
             "min_size": 2,
             "max_size": int(os.environ.get("CLUCK_DB_POOL_MAX", "20")),
-            "timeout": 10,
+            # How long a request waits for a connection (pool exhausted, or the database
+            # unreachable) before its 503.
+            "timeout": float(os.environ.get("CLUCK_DB_POOL_TIMEOUT", "5")),
+            # A failed background connection attempt is retried for half a second, not with
+            # growing back-off for 5 minutes: while PostgreSQL is down the pool then opens a
+            # connection when a request asks for one, so the first request after it returns
+            # gets a connection at once instead of waiting out the back-off (and a 503).
+            "reconnect_timeout": 0.5,
         }
     # Server-side binding lets psycopg prepare a statement after a few runs on a connection, so
     # the hot queries (token check, idempotency claim) skip PostgreSQL's planner. Turn it off

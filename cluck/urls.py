@@ -17,4 +17,8 @@ urlpatterns = [
 
 urlpatterns += [path("", include(module)) for module in settings.CLUCK_EXTRA_URLCONFS]
 
+# Error pages in each endpoint's shape: JSON-RPC on /mcp, problem JSON under /api/.
+handler400 = "cluck.api.errors.bad_request_view"
+handler403 = "cluck.api.errors.permission_denied_view"
 handler404 = "cluck.api.errors.not_found_view"
+handler500 = "cluck.api.errors.server_error_view"
