@@ -176,6 +176,8 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "UNAUTHENTICATED_USER": None,
+    # Per membership, on the shared counters (TENANCY_API_RATE): 429 problem JSON.
+    "DEFAULT_THROTTLE_CLASSES": ["tenancy.throttling.MembershipRateThrottle"],
 }
 
 SPECTACULAR_SETTINGS = {
@@ -200,6 +202,8 @@ TENANCY_TENANT_NOUN = "farm"
 TENANCY_ROW_NOUN = "flock"
 TENANCY_ROW_SCOPE_RESOLVER = "cluck.scope.resolve_flock_scope"
 TENANCY_PROBLEM_TYPE_BASE_URL = "https://cluck.dev/problems/"
+# REST requests per membership, shared by every replica (django-ratelimit syntax).
+TENANCY_API_RATE = os.environ.get("TENANCY_API_RATE", "300/m")
 
 # --- idempotency -----------------------------------------------------------------------------
 IDEMPOTENCY_LEASE_SECONDS = float(os.environ.get("IDEMPOTENCY_LEASE_SECONDS", "30"))
@@ -212,7 +216,8 @@ MCP_TOOLS_SERVER_NAME = "cluck"
 MCP_TOOLS_REQUEST_THREADS = int(os.environ.get("CLUCK_REQUEST_THREADS", "32"))
 MCP_TOOLS_SERVER_VERSION = "0.1.0"
 MCP_TOOLS_ERROR_TRANSLATOR = "cluck.mcp_errors.translate_domain_error"
-# Per bearer token, django-ratelimit syntax ("300/m"); shared by every replica.
+# Per membership (every token of one member shares it), django-ratelimit syntax ("300/m");
+# shared by every replica.
 MCP_TOOLS_RATE = os.environ.get("MCP_TOOLS_RATE", "300/m")
 # Seconds a request body may take to arrive in full (mcp_tools.asgi answers 408 after).
 MCP_TOOLS_BODY_READ_SECONDS = float(os.environ.get("MCP_TOOLS_BODY_READ_SECONDS", "30"))

@@ -86,9 +86,10 @@ def accepts_json(accept: str | None) -> bool:
 
 
 def _rate_key(group: str, request: HttpRequest) -> str:
+    # Per membership, not per token: minting more tokens buys no more calls.
     actor = request.actor  # type: ignore[attr-defined]
-    if actor.token_id is not None:
-        return f"token:{actor.token_id}"
+    if actor.membership_id is not None:
+        return f"membership:{actor.membership_id}"
     return f"user:{actor.user_id}"
 
 
