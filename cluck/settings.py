@@ -7,6 +7,7 @@ runs on an embedded PostgreSQL under ``var/``; ``DATABASE_URL=sqlite:///...`` al
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import dj_database_url
@@ -34,11 +35,51 @@ def _env_list(name: str, default: list[str]) -> list[str]:
 
 
 DEBUG = _env_bool("DEBUG", False)
-# The development default is only usable on a loopback server; production sets SECRET_KEY.
-SECRET_KEY = os.environ.get(
-    "SECRET_KEY", "cluck-dev-insecure-key-change-me-in-production-0123456789"
-)
-ALLOWED_HOSTS = _env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
+LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]", "testserver"]
+ALLOWED_HOSTS = _env_list("ALLOWED_HOSTS", LOOPBACK_HOSTS)
+
+
+def _installation_secret_key(path: Path) -> str:
+    """This installation's own key: generated once into ``path`` (mode 0600), then reused.
+
+    Written to a temporary file and linked into place, so processes starting together all
+    read the one key that won.
+    """
+    from django.core.management.utils import get_random_secret_key
+
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".secret_key.")
+        try:
+            with os.fdopen(fd, "w") as handle:  # mkstemp creates it 0600
+                handle.write(get_random_secret_key())
+            try:
+                os.link(temporary, path)
+            except FileExistsError:
+                pass  # another process was first: use its key
+        finally:
+            os.unlink(temporary)
+    return path.read_text().strip()
+
+
+# SECRET_KEY signs sessions (the admin), password resets and CSRF tokens. Decision: a server
+# reachable under any name but loopback (ALLOWED_HOSTS beyond LOOPBACK_HOSTS) is production
+# and refuses to start without SECRET_KEY in its environment, DEBUG or not; a loopback one
+# (./scripts/serve, tests) uses a key generated for this installation under var/. No key is
+# committed to the repository.
+SECRET_KEY = os.environ.get("SECRET_KEY", "")
+SECRET_KEY_FILE: Path | None = None
+if not SECRET_KEY:
+    if set(ALLOWED_HOSTS) - set(LOOPBACK_HOSTS):
+        from django.core.exceptions import ImproperlyConfigured
+
+        raise ImproperlyConfigured(
+            "SECRET_KEY is not set. A server for hosts other than loopback "
+            f"({', '.join(sorted(set(ALLOWED_HOSTS) - set(LOOPBACK_HOSTS)))}) needs its own: "
+            "set SECRET_KEY in the environment (50+ random characters)."
+        )
+    SECRET_KEY_FILE = VAR_DIR / "secret_key"
+    SECRET_KEY = _installation_secret_key(SECRET_KEY_FILE)
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -49,6 +90,7 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI and Redoc served from here, not a CDN
     "django_ratelimit",
     "tenancy",
     "idempotency",
@@ -164,6 +206,7 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
+CLUCK_SERVE_STATIC = _env_bool("CLUCK_SERVE_STATIC", True)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["tenancy.authentication.TenancyAuthentication"],
@@ -181,6 +224,11 @@ REST_FRAMEWORK = {
 }
 
 SPECTACULAR_SETTINGS = {
+    # Swagger UI and Redoc from the drf-spectacular-sidecar package, served by this server
+    # (cluck/urls.py), never swagger-ui-dist@latest from a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     "TITLE": "Cluck API",
     "DESCRIPTION": "The poultry-farm reference API behind Cluck's tenant-scoped MCP tools.",
     "VERSION": "1.0.0",
