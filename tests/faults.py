@@ -50,7 +50,7 @@ class OwnPostgres:
         return self.url(database)
 
     def stop(self) -> None:
-        self._commands.pg_ctl(
+        self._commands.pg_ctl(  # type: ignore[attr-defined]
             ["-w", "-m", "fast", "stop"], pgdata=self.server.pgdata, user=self.server.system_user
         )
 

@@ -33,9 +33,10 @@ def test_a_server_for_a_public_host_refuses_to_start_without_secret_key() -> Non
     result = _settings_in_subprocess(ALLOWED_HOSTS="farm.example.com")
     assert result.returncode != 0
     assert "SECRET_KEY is not set" in result.stderr
-    assert "started" in _settings_in_subprocess(
-        ALLOWED_HOSTS="farm.example.com", SECRET_KEY="x" * 60
-    ).stdout
+    assert (
+        "started"
+        in _settings_in_subprocess(ALLOWED_HOSTS="farm.example.com", SECRET_KEY="x" * 60).stdout
+    )
 
 
 def test_a_loopback_install_generates_its_own_private_key() -> None:

@@ -24,8 +24,9 @@ def _terminate(pid: int) -> None:
 def test_the_farm_pool_probes_connections_before_lending_them() -> None:
     """Mutation: drop the ``_check`` assignment in ``cluck.postgres.base.DatabaseWrapper.pool``
     → red (psycopg_pool renaming the attribute would also turn this red)."""
-    assert connection.pool is not None
-    assert connection.pool._check is probe_connection
+    wrapper: Any = connection
+    assert wrapper.pool is not None
+    assert wrapper.pool._check is probe_connection
 
 
 @pytest.mark.django_db

@@ -170,7 +170,7 @@ def test_a_membership_with_only_unknown_roles_is_forbidden_as_on_rest(db):
     from tests.factories import FarmFactory, MembershipFactory, bearer_for
     from tests.mcp_tools.conftest import McpClient
 
-    membership = MembershipFactory(tenant=FarmFactory(), roles=["NoSuchRole"])
+    membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["NoSuchRole"])
     client = McpClient(bearer_for(membership), membership)
     response = client.message("tools/list", {})
     assert response.status_code == 403
