@@ -219,8 +219,6 @@ REST_FRAMEWORK = {
     ],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
     "UNAUTHENTICATED_USER": None,
-    # Per membership, on the shared counters (TENANCY_API_RATE): 429 problem JSON.
-    "DEFAULT_THROTTLE_CLASSES": ["tenancy.throttling.MembershipRateThrottle"],
 }
 
 SPECTACULAR_SETTINGS = {
@@ -250,7 +248,7 @@ TENANCY_TENANT_NOUN = "farm"
 TENANCY_ROW_NOUN = "flock"
 TENANCY_ROW_SCOPE_RESOLVER = "cluck.scope.resolve_flock_scope"
 TENANCY_PROBLEM_TYPE_BASE_URL = "https://cluck.dev/problems/"
-# REST requests per membership, shared by every replica (django-ratelimit syntax).
+# Requests per membership (TenancyMiddleware; /mcp has its own), shared by every replica.
 TENANCY_API_RATE = os.environ.get("TENANCY_API_RATE", "300/m")
 
 # --- idempotency -----------------------------------------------------------------------------

@@ -27,6 +27,7 @@ from mcp_tools.exceptions import CallContextRefusedError, UnknownSurfaceError
 from mcp_tools.middleware import body_cap, jsonrpc_errors
 from mcp_tools.surfaces import active_catalogue
 from tenancy import TenantContext
+from tenancy.markers import counts_own_rate
 
 logger = logging.getLogger(__name__)
 security_logger = logging.getLogger("mcp_tools.security")
@@ -117,6 +118,7 @@ def _challenge() -> HttpResponse:
 
 @csrf_exempt
 @handles_own_idempotency
+@counts_own_rate
 @body_cap
 @jsonrpc_errors
 async def mcp_view(request: HttpRequest) -> HttpResponse:

@@ -40,7 +40,7 @@ DEFAULTS: dict[str, Any] = {
     # Live (unrevoked, unexpired) personal tokens one membership may hold; creating one more
     # is 409 Token.LimitReached.
     "MAX_PERSONAL_TOKENS": 20,
-    # REST requests per membership (tenancy.throttling.MembershipRateThrottle).
+    # Requests per membership (TenancyMiddleware; views marked counts_own_rate skip it).
     "API_RATE": "300/m",
     # last_used_at is written at most this often per token, to keep reads cheap.
     "TOKEN_LAST_USED_RESOLUTION_SECONDS": 300,

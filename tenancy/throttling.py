@@ -1,11 +1,14 @@
-"""``MembershipRateThrottle``: a REST rate limit per membership, on the shared counters.
+"""A rate limit per membership for every authenticated request, on the shared counters.
 
-A DRF throttle counted with django-ratelimit on ``caches[RATELIMIT_USE_CACHE]`` (tenancy's
-counter table unless the project chose a cache), so every worker and replica counts into one
-budget. The budget belongs to the membership, not the token: minting more tokens buys no
-more requests. Add it to ``REST_FRAMEWORK["DEFAULT_THROTTLE_CLASSES"]``; the rate is
-``TENANCY_API_RATE`` (django-ratelimit syntax, ``"300/m"``). Refusals are DRF's ``Throttled``
-(429 with ``Retry-After``).
+Counted with django-ratelimit on ``caches[RATELIMIT_USE_CACHE]`` (tenancy's counter table
+unless the project chose a cache), so every worker and replica counts into one budget. The
+budget belongs to the membership, not the token: minting more tokens buys no more requests.
+``TenancyMiddleware`` counts right after it resolves the caller, *before* the
+``Idempotency-Key`` middleware opens the write's transaction: a count made inside it would
+hold the counter row locked until the write commits (serialising a member's writes), and a
+rolled-back write would take its count with it. The rate is ``TENANCY_API_RATE``
+(django-ratelimit syntax, ``"300/m"``); over it the answer is 429 problem JSON with
+``Retry-After``. A view that keeps its own budget (``/mcp``) carries ``counts_own_rate``.
 """
 
 from __future__ import annotations
@@ -13,12 +16,12 @@ from __future__ import annotations
 import math
 from typing import Any, Final
 
+from django.http import HttpRequest, HttpResponse
 from django_ratelimit.core import get_usage
-from rest_framework.request import Request
-from rest_framework.throttling import BaseThrottle
 
 from tenancy import conf
 from tenancy.permissions import request_actor
+from tenancy.problems import problem_response
 
 RATE_GROUP: Final = "tenancy.api"
 
@@ -31,25 +34,22 @@ def membership_rate_key(group: str, request: Any) -> str:
     return f"user:{actor.user_id}"
 
 
-class MembershipRateThrottle(BaseThrottle):
-    def __init__(self) -> None:
-        self.time_left: float | None = None
-
-    def allow_request(self, request: Request, view: Any) -> bool:
-        actor = request_actor(request)
-        if not actor.is_resolved or actor.is_system:
-            return True  # anonymous requests: 401 from the permission check, login its own limit
-        usage = get_usage(
-            request._request,
-            group=RATE_GROUP,
-            key=membership_rate_key,
-            rate=conf.get("API_RATE"),
-            increment=True,
-        )
-        if usage is not None and usage["should_limit"]:
-            self.time_left = float(usage["time_left"])
-            return False
-        return True
-
-    def wait(self) -> float | None:
-        return None if self.time_left is None else max(math.ceil(self.time_left), 1)
+def rate_refusal(request: HttpRequest) -> HttpResponse | None:
+    """Count one request of the resolved caller; 429 problem JSON when over the rate."""
+    usage = get_usage(
+        request,
+        group=RATE_GROUP,
+        key=membership_rate_key,
+        rate=conf.get("API_RATE"),
+        increment=True,
+    )
+    if usage is None or not usage["should_limit"]:
+        return None
+    retry_after = max(math.ceil(float(usage["time_left"])), 1)
+    return problem_response(
+        request=request,
+        status=429,
+        code="Http.RateLimited",
+        title="Too many requests. Slow down and retry shortly.",
+        headers={"Retry-After": str(retry_after)},
+    )

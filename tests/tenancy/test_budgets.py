@@ -25,7 +25,7 @@ def _client(membership: Any) -> Client:
 
 @override_settings(TENANCY_API_RATE="5/m")
 def test_rest_is_rate_limited_per_member_with_a_problem_429() -> None:
-    """Mutation: drop ``MembershipRateThrottle`` from ``DEFAULT_THROTTLE_CLASSES`` → red
+    """Mutation: drop the ``rate_refusal`` call from ``TenancyMiddleware.process_view`` → red
     (every request succeeds, as 400 in 1.4 s did)."""
     membership = _member()
     first, second = _client(membership), _client(membership)  # two tokens, one budget
