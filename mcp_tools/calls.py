@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from mcp_tools import _jsonrpc, conf
 from mcp_tools.context import CallContext
+from mcp_tools.error_pages import database_unavailable
 from mcp_tools.exceptions import ToolError, ToolFailure
 from mcp_tools.registry import IDEMPOTENCY_KEY_FIELD, REPLAYED_FIELD, ToolSpec
 
@@ -240,6 +241,8 @@ def run_read(spec: ToolSpec, ctx: CallContext, validated: BaseModel) -> dict[str
     try:
         return success_result(spec, _invoke(spec, ctx, validated))
     except Exception as exc:
+        if database_unavailable(exc):
+            raise  # not the tool's failure: the endpoint answers 503 (mcp_tools.error_pages)
         failure = translate(exc)
         if failure is not None:
             return failure_result(failure)
@@ -283,7 +286,9 @@ def run_write(spec: ToolSpec, ctx: CallContext, validated: BaseModel) -> dict[st
 
     try:
         outcome = port.IdempotentUnit().run(scope, work)
-    except Exception:
+    except Exception as exc:
+        if database_unavailable(exc):
+            raise  # nothing committed; the client retries the same key after the 503
         logger.exception("MCP tool %s failed (request %s)", spec.name, ctx.request_id)
         return internal_error_result(spec, ctx.request_id)
     if isinstance(outcome, port.Executed):

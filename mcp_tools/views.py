@@ -2,8 +2,9 @@
 
 Order of checks (each answered before the next runs): Origin (403) → authentication (401) →
 method (405) → Content-Type (400) → Accept (406) → rate limit (429) → strict envelope
-(400) → era ladder → dispatch. The body cap (413) runs earlier still, in
-``BodyCapMiddleware``, before authentication.
+(400) → era ladder → dispatch. The body cap (413) runs earlier still: in the ASGI handler
+before the body is read (``mcp_tools.asgi``), else in ``BodyCapMiddleware``; both before
+authentication.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from mcp_tools import _jsonrpc, conf, protocol
 from mcp_tools.calls import FORBIDDEN, RATE_LIMITED, UNAUTHENTICATED
 from mcp_tools.context import CallContext, request_in_flight
 from mcp_tools.exceptions import CallContextRefusedError, UnknownSurfaceError
-from mcp_tools.middleware import body_cap
+from mcp_tools.middleware import body_cap, jsonrpc_errors
 from mcp_tools.surfaces import active_catalogue
 from tenancy import (
     AuthenticationFailedError,
@@ -33,6 +34,7 @@ from tenancy import (
     ignores_ambient_credentials,
     renders_authentication_failure,
 )
+from tenancy.markers import counts_own_rate
 
 logger = logging.getLogger(__name__)
 security_logger = logging.getLogger("mcp_tools.security")
@@ -92,9 +94,10 @@ def accepts_json(accept: str | None) -> bool:
 
 
 def _rate_key(group: str, request: HttpRequest) -> str:
+    # Per membership, not per token: minting more tokens buys no more calls.
     actor = request.actor  # type: ignore[attr-defined]
-    if actor.token_id is not None:
-        return f"token:{actor.token_id}"
+    if actor.membership_id is not None:
+        return f"membership:{actor.membership_id}"
     return f"user:{actor.user_id}"
 
 
@@ -131,7 +134,9 @@ def _unauthenticated(failure: AuthenticationFailedError | None) -> HttpResponse:
 @csrf_exempt
 @handles_own_idempotency
 @renders_authentication_failure
+@counts_own_rate
 @body_cap
+@jsonrpc_errors
 async def mcp_view(request: HttpRequest) -> HttpResponse:
     """Serve one MCP JSON-RPC message statelessly. Never issues ``Mcp-Session-Id``."""
     origin = request.headers.get("Origin")

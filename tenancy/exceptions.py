@@ -83,3 +83,9 @@ class TokenNotFoundError(APIException):
     status_code = status.HTTP_404_NOT_FOUND
     default_detail = "No such token."
     default_code = "Token.NotFound"
+
+
+class TokenLimitReachedError(APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "You hold the maximum number of live personal tokens. Revoke one first."
+    default_code = "Token.LimitReached"

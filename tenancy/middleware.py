@@ -24,11 +24,13 @@ from tenancy.context import ActorContext, RowScope, TenantContext
 from tenancy.exceptions import AuthenticationFailedError, CredentialsSupersededError
 from tenancy.markers import (
     ACCEPTS_SUPERSEDED_CREDENTIALS,
+    COUNTS_OWN_RATE,
     IGNORES_AMBIENT_CREDENTIALS,
     RENDERS_AUTHENTICATION_FAILURE,
     has_marker,
 )
 from tenancy.problems import problem_response
+from tenancy.throttling import rate_refusal
 from tenancy.tokens import check_token
 
 security_logger = logging.getLogger("tenancy.security")
@@ -114,4 +116,7 @@ class TenancyMiddleware(MiddlewareMixin):
             token_id=token.pk,
         )
         resolve_row_scope(tenant, actor, request.row_scope)  # type: ignore[attr-defined]
-        return None
+        if has_marker(view_func, COUNTS_OWN_RATE):
+            return None
+        # Before idempotency's process_view opens the write's transaction (tenancy.throttling).
+        return rate_refusal(request)

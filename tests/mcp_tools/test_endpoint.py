@@ -159,13 +159,21 @@ def test_accept_without_json_is_406(mcp_client):
     assert mcp_client().message("ping", Accept="text/event-stream").status_code == 406
 
 
-def test_oversized_body_is_413_before_authentication(db):
-    """Guard 29: the cap runs before auth — an invalid bearer with a big body gets 413, not 401.
+def test_oversized_body_is_413_before_authentication(db, django_assert_num_queries):
+    """Guard 29: the cap runs before auth — a well-formed but unknown bearer with a big body
+    gets 413, not 401, and the token is never looked up (no query at all).
 
-    Mutation: move BodyCapMiddleware after TenancyMiddleware in MIDDLEWARE → red (401).
+    Mutations (each seen red): remove ``BodyCapMiddleware`` from MIDDLEWARE → 401 after a
+    token lookup; in ``BodyCapMiddleware.__call__`` call ``get_response`` before
+    ``check_body`` → the lookup runs (one query). The old mutation, "move BodyCapMiddleware
+    after TenancyMiddleware", changes nothing at run time: tenancy authenticates in
+    ``process_view``, which runs after every middleware's ``__call__``; the ordering check
+    ``mcp_tools.E003`` is configuration hygiene, not this guard.
     """
     big = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": "a" * 40000}})
-    response = McpClient("ck_not-a-real-token").post_raw(big)
+    client = McpClient("ck_pat_" + "x" * 43)
+    with django_assert_num_queries(0):
+        response = client.post_raw(big)
     assert response.status_code == 413
     assert _json(response)["error"]["code"] == -32600
 
