@@ -26,6 +26,7 @@ from mcp_tools.exceptions import CallContextRefusedError, UnknownSurfaceError
 from mcp_tools.middleware import body_cap
 from mcp_tools.surfaces import active_catalogue
 from tenancy import TenantContext
+from tenancy.challenges import bearer_challenge
 
 logger = logging.getLogger(__name__)
 security_logger = logging.getLogger("mcp_tools.security")
@@ -102,14 +103,14 @@ def _rate_usage(request: HttpRequest) -> dict[str, Any] | None:
     )
 
 
-def _challenge() -> HttpResponse:
-    # No OAuth authorization server is published (RFC 9728 metadata 404s), so the challenge
-    # is the plain Bearer scheme: clients configure a static personal access token.
+def _challenge(request: HttpRequest) -> HttpResponse:
+    # tenancy composes the challenge: with tenancy.oauth installed it names the RFC 9728
+    # metadata and the scopes, so OAuth clients discover the authorization server from it.
     return _error(
         401,
         UNAUTHENTICATED,
         "Authentication required: send Authorization: Bearer <token>",
-        **{"WWW-Authenticate": 'Bearer realm="mcp"'},
+        **{"WWW-Authenticate": bearer_challenge(request=request, realm="mcp")},
     )
 
 
@@ -128,7 +129,7 @@ async def mcp_view(request: HttpRequest) -> HttpResponse:
         return _error(403, -32600, "Forbidden: Origin not allowed")
     tenant = getattr(request, "tenant", None)
     if not isinstance(tenant, TenantContext) or not tenant.is_resolved:
-        return _challenge()
+        return _challenge(request)
     if _media_type(request.headers.get("Content-Type", "")) != JSON:
         return _error(400, -32600, "Invalid Content-Type header: expected application/json")
     if not accepts_json(request.headers.get("Accept")):
@@ -192,6 +193,11 @@ async def mcp_view(request: HttpRequest) -> HttpResponse:
             catalogue=catalogue,
             headers=request.headers,
         )
+    if reply.required_scopes is not None:
+        challenge = bearer_challenge(
+            request=request, error_code="insufficient_scope", scope=reply.required_scopes
+        )
+        return _json(reply.status, reply.body, {"WWW-Authenticate": challenge})
     return _json(reply.status, reply.body)
 
 

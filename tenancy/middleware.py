@@ -2,8 +2,10 @@
 
 Runs after Django's auth middleware and before ``idempotency``. On every request it attaches
 unresolved ``request.tenant``, ``request.actor`` and ``request.row_scope``; a valid bearer
-resolves all three. An invalid one is answered here with 401 and
-``WWW-Authenticate: Bearer error="invalid_token"`` before any view runs.
+resolves all three, whatever its kind (``tenancy.credentials``: personal and session tokens,
+and OAuth access tokens when ``tenancy.oauth`` is installed). An invalid one is answered here
+with 401 and ``WWW-Authenticate: Bearer error="invalid_token"`` (``tenancy.challenges``) before
+any view runs.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from django.utils.deprecation import MiddlewareMixin
 from django.utils.module_loading import import_string
 
 from tenancy import conf
+from tenancy.challenges import bearer_challenge
 from tenancy.context import ActorContext, RowScope, TenantContext
 from tenancy.exceptions import AuthenticationFailedError, CredentialsSupersededError
 from tenancy.markers import (
@@ -24,8 +27,8 @@ from tenancy.markers import (
     IGNORES_AMBIENT_CREDENTIALS,
     has_marker,
 )
+from tenancy.credentials import authenticate_bearer
 from tenancy.problems import problem_response
-from tenancy.tokens import check_token
 
 security_logger = logging.getLogger("tenancy.security")
 
@@ -38,11 +41,7 @@ def invalid_token_response(
         status=401,
         code=str(error.default_code),
         title=str(error.default_detail),
-        headers={
-            "WWW-Authenticate": (
-                f'Bearer error="invalid_token", error_description="{error.default_code}"'
-            )
-        },
+        headers={"WWW-Authenticate": bearer_challenge(error, request=request)},
     )
 
 
@@ -82,7 +81,7 @@ class TenancyMiddleware(MiddlewareMixin):
         if scheme.lower() != "bearer" or not raw.strip():
             return invalid_token_response(AuthenticationFailedError(), request)
         try:
-            token = check_token(raw.strip())
+            credential = authenticate_bearer(raw.strip(), request)
         except CredentialsSupersededError as error:
             if not has_marker(view_func, ACCEPTS_SUPERSEDED_CREDENTIALS):
                 security_logger.info("superseded token refused", extra={"path": request.path})
@@ -91,7 +90,7 @@ class TenancyMiddleware(MiddlewareMixin):
         except AuthenticationFailedError as error:
             security_logger.info("bearer refused: %s", error.default_code)
             return invalid_token_response(error, request)
-        membership = token.membership
+        membership = credential.membership
         tenant: TenantContext = request.tenant  # type: ignore[attr-defined]
         actor: ActorContext = request.actor  # type: ignore[attr-defined]
         tenant.resolve(membership.tenant)
@@ -100,7 +99,8 @@ class TenancyMiddleware(MiddlewareMixin):
             membership_id=membership.pk,
             roles=tuple(membership.roles),
             role=membership.effective_role,
-            token_id=token.pk,
+            token_id=credential.token_id,
+            scopes=credential.scopes,
         )
         resolve_row_scope(tenant, actor, request.row_scope)  # type: ignore[attr-defined]
         return None
