@@ -355,11 +355,11 @@ def test_rate_limit_per_token_is_429_with_retry_after(mcp_client):
     assert other.message("ping").status_code == 200  # per token, not global
 
 
-def test_oauth_discovery_probes_get_a_clean_json_404(client):
+def test_oauth_discovery_probes_nothing_serves_get_a_clean_json_404(client):
+    # The served documents (tenancy.oauth) are in tests/tenancy/oauth/test_discovery.py.
     for path in (
-        "/.well-known/oauth-authorization-server",
-        "/.well-known/oauth-protected-resource",
-        "/.well-known/oauth-protected-resource/mcp",
+        "/.well-known/oauth-authorization-server/mcp",
+        "/.well-known/oauth-protected-resource/api/v1",
     ):
         response = client.get(path)
         assert response.status_code == 404
