@@ -29,6 +29,7 @@ from django_ratelimit.decorators import ratelimit
 from oauth2_provider import views as dot
 from oauth2_provider.exceptions import OAuthToolkitError
 from oauth2_provider.forms import AllowForm
+from oauth2_provider.models import get_application_model
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
 from tenancy import conf as tenancy_conf
@@ -179,7 +180,7 @@ class ConsentView(dot.AuthorizationView):
             client_id = context["form"].data.get("client_id") or context["form"].initial.get(
                 "client_id"
             )
-            application = dot.get_application_model().objects.filter(client_id=client_id).first()
+            application = get_application_model().objects.filter(client_id=client_id).first()
             context["application"] = application
         if application is not None:
             source = getattr(application, "registration_source", "")
