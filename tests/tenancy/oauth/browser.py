@@ -16,6 +16,12 @@ from typing import Any
 
 import pytest
 
+# The person who signs in: the demo's sunrise owner (also a Manager of hillside in these tests).
+EMAIL = "owner@sunrise.example"
+PASSWORD = "cluck-demo-password"
+# The servers of the OAuth end-to-end tests may fetch client metadata documents from loopback.
+SERVER_ENV = {"CLUCK_OAUTH_CIMD_LOOPBACK_HTTP_FOR_TESTS": "1", "MCP_TOOLS_RATE": "100000/m"}
+
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_FLAGS = [
     "--headless",
@@ -56,10 +62,13 @@ async def sign_in_and_consent(
     farm: str | None,
     callback_prefix: str,
     approve: bool = True,
+    intercept: bool = True,
 ) -> str:
     """Open ``authorize_url``, sign in, pick ``farm`` (a label fragment), approve or deny.
 
-    Returns the callback URL the browser was sent to (with ``code``, ``state``, ``iss``).
+    Returns the callback URL the browser was sent to (with ``code``, ``state``, ``iss``). With
+    ``intercept`` the callback is answered in the browser (no listener needed); without it the
+    client's own callback server receives it.
     """
     context = await browser.new_context()
     page = await context.new_page()
@@ -69,7 +78,8 @@ async def sign_in_and_consent(
         captured.append(route.request.url)
         await route.fulfill(status=200, content_type="text/plain", body="You may close this.")
 
-    await page.route(lambda url: url.startswith(callback_prefix), capture)
+    if intercept:
+        await page.route(lambda url: url.startswith(callback_prefix), capture)
     try:
         await page.goto(authorize_url)
         await page.get_by_label("Email").fill(email)
@@ -81,6 +91,8 @@ async def sign_in_and_consent(
         button = "Allow" if approve else "Deny"
         await page.get_by_role("button", name=button, exact=True).click()
         await page.wait_for_url(lambda url: url.startswith(callback_prefix))
+        if not intercept:
+            captured.append(page.url)
     except Exception as exc:
         text = await page.inner_text("body") if not captured else ""
         raise AssertionError(f"consent flow stuck at {page.url}: {text[:2000]}") from exc

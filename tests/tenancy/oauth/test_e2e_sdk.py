@@ -23,7 +23,6 @@ from urllib.parse import parse_qs, urlsplit
 import httpx
 import httpx2
 import pytest
-from django.core.management import call_command
 from mcp import ClientSession
 from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
@@ -35,17 +34,10 @@ from mcp.shared.auth import (
 )
 
 from cluck.models import Farm, Flock
-from tenancy.models import Membership
-from tenancy.services import membership_create
-from tests.mcp_tools.servers import free_port, serve
-from tests.tenancy.oauth.browser import chromium, require_chromium, sign_in_and_consent
+from tests.mcp_tools.servers import free_port
+from tests.tenancy.oauth.browser import EMAIL, PASSWORD, chromium, sign_in_and_consent
 
 pytestmark = [pytest.mark.e2e, pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
-
-PASSWORD = "cluck-demo-password"
-EMAIL = "owner@sunrise.example"
-SERVER_ENV = {"CLUCK_OAUTH_CIMD_LOOPBACK_HTTP_FOR_TESTS": "1", "MCP_TOOLS_RATE": "100000/m"}
-
 
 class MemoryStorage:
     def __init__(self) -> None:
@@ -63,23 +55,6 @@ class MemoryStorage:
 
     async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
         self.client_info = client_info
-
-
-@pytest.fixture
-def two_farm_owner(transactional_db: Any) -> Membership:
-    """The demo's sunrise owner, also a Manager of hillside: the consent page offers both."""
-    call_command("seed_demo", verbosity=0)
-    owner = Membership.objects.get(user__email=EMAIL, tenant__code="sunrise")
-    return membership_create(
-        user=owner.user, tenant=Farm.objects.get(code="hillside"), roles=["Manager"]
-    )
-
-
-@pytest.fixture
-def server(two_farm_owner: Membership) -> Iterator[str]:
-    require_chromium()
-    with serve("uvicorn", env=SERVER_ENV) as url:
-        yield url
 
 
 @pytest.fixture
