@@ -2,16 +2,15 @@
 
 import django.db.models.deletion
 import django.utils.timezone
-from oauth2_provider.settings import oauth2_settings
 from django.db import migrations, models
+from oauth2_provider.settings import oauth2_settings
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('tenancy', '0001_initial'),
+        ("tenancy", "0001_initial"),
         migrations.swappable_dependency(oauth2_settings.APPLICATION_MODEL),
         migrations.swappable_dependency(oauth2_settings.ACCESS_TOKEN_MODEL),
         migrations.swappable_dependency(oauth2_settings.REFRESH_TOKEN_MODEL),
@@ -19,36 +18,89 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name='ClientAuthorization',
+            name="ClientAuthorization",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('credential_epoch', models.PositiveIntegerField()),
-                ('scope', models.TextField()),
-                ('resource', models.TextField()),
-                ('code_digest', models.CharField(max_length=64, unique=True)),
-                ('code_redeemed_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(default=django.utils.timezone.now)),
-                ('revoked_at', models.DateTimeField(blank=True, null=True)),
-                ('application', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='+', to=oauth2_settings.APPLICATION_MODEL)),
-                ('membership', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='client_authorizations', to='tenancy.membership')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("credential_epoch", models.PositiveIntegerField()),
+                ("scope", models.TextField()),
+                ("resource", models.TextField()),
+                ("code_digest", models.CharField(max_length=64, unique=True)),
+                ("code_redeemed_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(default=django.utils.timezone.now)),
+                ("revoked_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "application",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="+",
+                        to=oauth2_settings.APPLICATION_MODEL,
+                    ),
+                ),
+                (
+                    "membership",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="client_authorizations",
+                        to="tenancy.membership",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='AccessTokenBinding',
+            name="AccessTokenBinding",
             fields=[
-                ('access_token', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='tenancy_binding', serialize=False, to=oauth2_settings.ACCESS_TOKEN_MODEL)),
-                ('authorization', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='access_bindings', to='tenancy_oauth.clientauthorization')),
+                (
+                    "access_token",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        primary_key=True,
+                        related_name="tenancy_binding",
+                        serialize=False,
+                        to=oauth2_settings.ACCESS_TOKEN_MODEL,
+                    ),
+                ),
+                (
+                    "authorization",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="access_bindings",
+                        to="tenancy_oauth.clientauthorization",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='RefreshTokenBinding',
+            name="RefreshTokenBinding",
             fields=[
-                ('refresh_token', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, primary_key=True, related_name='tenancy_binding', serialize=False, to=oauth2_settings.REFRESH_TOKEN_MODEL)),
-                ('authorization', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='refresh_bindings', to='tenancy_oauth.clientauthorization')),
+                (
+                    "refresh_token",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        primary_key=True,
+                        related_name="tenancy_binding",
+                        serialize=False,
+                        to=oauth2_settings.REFRESH_TOKEN_MODEL,
+                    ),
+                ),
+                (
+                    "authorization",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="refresh_bindings",
+                        to="tenancy_oauth.clientauthorization",
+                    ),
+                ),
             ],
         ),
         migrations.AddIndex(
-            model_name='clientauthorization',
-            index=models.Index(fields=['membership', 'revoked_at'], name='tenancy_oauth_member_live'),
+            model_name="clientauthorization",
+            index=models.Index(
+                fields=["membership", "revoked_at"], name="tenancy_oauth_member_live"
+            ),
         ),
     ]

@@ -102,12 +102,16 @@ def exchange(
     }
     if resource is not None:
         data["resource"] = resource
-    return client.post("/oauth/token/", urlencode(data), content_type="application/x-www-form-urlencoded")
+    return client.post(
+        "/oauth/token/", urlencode(data), content_type="application/x-www-form-urlencoded"
+    )
 
 
 def refresh(client: Client, client_id: str, refresh_token: str) -> Any:
     data = {"grant_type": "refresh_token", "refresh_token": refresh_token, "client_id": client_id}
-    return client.post("/oauth/token/", urlencode(data), content_type="application/x-www-form-urlencoded")
+    return client.post(
+        "/oauth/token/", urlencode(data), content_type="application/x-www-form-urlencoded"
+    )
 
 
 def grant_tokens(

@@ -73,7 +73,7 @@ def test_a_401_without_credentials_points_at_the_metadata_and_the_scopes():
 
 
 def test_every_refused_bearer_on_mcp_is_invalid_token_with_the_metadata():
-    membership = MembershipFactory(tenant=FarmFactory(), roles=["Admin"])
+    membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["Admin"])
     tokens = grant_tokens(membership)
     expired = grant_tokens(membership)["access_token"]
     access_model = get_access_token_model()
@@ -101,7 +101,7 @@ def _token_pks(raw: str) -> list[int]:
 
 
 def test_a_token_in_the_query_string_is_never_read():
-    membership = MembershipFactory(tenant=FarmFactory(), roles=["Admin"])
+    membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["Admin"])
     token = grant_tokens(membership)["access_token"]
     body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping"})
     response = Client().post(f"/mcp?access_token={token}", body, "application/json")

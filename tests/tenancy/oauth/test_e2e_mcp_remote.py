@@ -50,8 +50,15 @@ def _proxy_script() -> Path:
     if not (prefix / "package.json").exists():
         (prefix / "package.json").write_text('{"private": true}\n')
     subprocess.run(
-        [npm, "install", "--no-audit", "--no-fund", "--loglevel=error", "--save-exact",
-         f"mcp-remote@{MCP_REMOTE_VERSION}"],
+        [
+            npm,
+            "install",
+            "--no-audit",
+            "--no-fund",
+            "--loglevel=error",
+            "--save-exact",
+            f"mcp-remote@{MCP_REMOTE_VERSION}",
+        ],
         cwd=prefix,
         check=True,
         capture_output=True,
@@ -208,9 +215,7 @@ def test_mcp_remote_signs_in_through_the_browser_and_works_in_the_chosen_farm(se
     assert seen["init"]["result"]["serverInfo"]["name"] == "cluck", seen
     names = {tool["name"] for tool in seen["tools"]["result"]["tools"]}
     assert {"cluck_list_flocks", "cluck_record_daily_entry"} <= names
-    hillside = set(
-        Flock.all_tenants.filter(farm__code="hillside").values_list("name", flat=True)
-    )
+    hillside = set(Flock.all_tenants.filter(farm__code="hillside").values_list("name", flat=True))
     assert {item["name"] for item in seen["flocks"]} <= hillside
     result = seen["recorded"]["result"]
     assert result["isError"] is False, (result, seen["stderr"][-3000:])

@@ -39,6 +39,7 @@ from tests.tenancy.oauth.browser import EMAIL, PASSWORD, chromium, sign_in_and_c
 
 pytestmark = [pytest.mark.e2e, pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
+
 class MemoryStorage:
     def __init__(self) -> None:
         self.tokens: OAuthToken | None = None
@@ -203,9 +204,7 @@ def _check_story(base: str, seen: dict[str, Any]) -> None:
     assert parse_qs(urlsplit(seen["callback"]).query)["iss"] == [base]
     # The chosen farm, with the person's role there (Manager of hillside): hillside's flocks
     # only, and the production write tools a Manager has.
-    hillside = set(
-        Flock.all_tenants.filter(farm__code="hillside").values_list("name", flat=True)
-    )
+    hillside = set(Flock.all_tenants.filter(farm__code="hillside").values_list("name", flat=True))
     listed = {item["name"] for item in seen["flocks"]["flocks"]}
     assert listed and listed <= hillside, listed
     assert "cluck_record_daily_entry" in seen["tools"]

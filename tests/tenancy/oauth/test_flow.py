@@ -12,7 +12,7 @@ pytestmark = pytest.mark.django_db
 
 
 def test_an_approved_grant_lists_and_calls_the_farms_tools_as_the_member():
-    membership = MembershipFactory(tenant=FarmFactory(), roles=["Admin"])
+    membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["Admin"])
     tokens = grant_tokens(membership)
     assert tokens["access_token"].startswith("ck_oat_")
     assert tokens["refresh_token"].startswith("ck_ort_")

@@ -72,7 +72,7 @@ def _record_args(flock_id: int, key: str) -> dict[str, Any]:
 def test_a_token_issued_for_another_resource_is_refused_as_invalid_token():
     """Mutation: in ``tenancy.oauth.bearer.verify`` drop the check that the canonical
     resource is among the token's resources (keep only the path check) → red."""
-    membership = MembershipFactory(tenant=FarmFactory(), roles=["Admin"])
+    membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["Admin"])
     tokens = grant_tokens(membership)
     assert mcp(Client(), tokens["access_token"], "ping").status_code == 200
     AccessToken.objects.filter(tenancy_binding__isnull=False).update(
@@ -86,7 +86,7 @@ def test_a_token_issued_for_another_resource_is_refused_as_invalid_token():
 
 def test_an_mcp_token_is_not_accepted_by_the_rest_api():
     """Mutation: in ``tenancy.oauth.bearer.verify`` drop the request-path check → red."""
-    membership = MembershipFactory(tenant=FarmFactory(), roles=["Admin"])
+    membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["Admin"])
     token = grant_tokens(membership)["access_token"]
     response = Client().get("/api/v1/me/", HTTP_AUTHORIZATION=f"Bearer {token}")
     assert response.status_code == 401
@@ -96,7 +96,7 @@ def test_an_mcp_token_is_not_accepted_by_the_rest_api():
 def test_an_authorization_request_for_another_resource_is_refused():
     """Mutation: in ``ConsentView.validate_authorization_request`` skip the resource loop →
     red (the consent page renders instead of redirecting with invalid_target)."""
-    membership = MembershipFactory(tenant=FarmFactory(), roles=["Admin"])
+    membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["Admin"])
     client_id = register(Client())
     _, challenge = pkce()
     browser = Client()
@@ -113,7 +113,7 @@ def test_an_authorization_request_for_another_resource_is_refused():
 def test_plain_pkce_is_refused():
     """Mutation: ``COMPLIANT_BCP_RFC9700_PKCE_METHOD: False`` in
     ``tenancy.oauth.defaults`` → red (a code is issued for a plain challenge)."""
-    membership = MembershipFactory(tenant=FarmFactory(), roles=["Admin"])
+    membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["Admin"])
     client_id = register(Client())
     browser = Client()
     browser.force_login(membership.user)
@@ -132,7 +132,7 @@ def test_plain_pkce_is_refused():
 def test_a_code_exchanged_twice_is_refused_and_its_tokens_revoked():
     """Mutation: in ``TenancyOAuth2Validator.validate_code`` remove the
     ``authorization_revoke`` of a replayed code → red (the first tokens live on)."""
-    membership = MembershipFactory(tenant=FarmFactory(), roles=["Admin"])
+    membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["Admin"])
     client = Client()
     client_id = register(client)
     verifier, challenge = pkce()
@@ -148,7 +148,7 @@ def test_a_code_exchanged_twice_is_refused_and_its_tokens_revoked():
 
 
 def test_a_wrong_verifier_gets_no_token():
-    membership = MembershipFactory(tenant=FarmFactory(), roles=["Admin"])
+    membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["Admin"])
     client = Client()
     client_id = register(client)
     _, challenge = pkce()
@@ -172,12 +172,12 @@ def test_an_unknown_client_at_the_token_endpoint_is_401_invalid_client():
 def test_a_token_for_farm_a_never_reads_farm_b():
     """Mutation: in ``TenancyOAuth2Validator._create_authorization_code`` bind the grant to
     the user's first membership instead of the one chosen on the consent page → red."""
-    farm_a, farm_b = FarmFactory(name="Alpha Farm"), FarmFactory(name="Bravo Farm")
-    user = UserFactory()
-    MembershipFactory(user=user, tenant=farm_a, roles=["Admin"])
-    in_b = MembershipFactory(user=user, tenant=farm_b, roles=["ReadOnly"])
-    FlockFactory(farm=farm_a, name="Alpha flock")
-    FlockFactory(farm=farm_b, name="Bravo flock")
+    farm_a, farm_b = FarmFactory.create(name="Alpha Farm"), FarmFactory.create(name="Bravo Farm")
+    user = UserFactory.create()
+    MembershipFactory.create(user=user, tenant=farm_a, roles=["Admin"])
+    in_b = MembershipFactory.create(user=user, tenant=farm_b, roles=["ReadOnly"])
+    FlockFactory.create(farm=farm_a, name="Alpha flock")
+    FlockFactory.create(farm=farm_b, name="Bravo flock")
     token = grant_tokens(in_b)["access_token"]
     assert _flock_names(token) == {"Bravo flock"}
     me = _result(_call(token, "cluck_list_flocks"))
@@ -191,14 +191,16 @@ def test_a_token_for_farm_a_never_reads_farm_b():
 def test_the_workers_flock_scope_holds_through_oauth():
     """Mutation: in ``TenancyMiddleware.process_view`` resolve the row scope unrestricted for
     credentials without a ``token_id`` (OAuth) → red."""
-    farm = FarmFactory()
-    assigned = FlockFactory(farm=farm, name="Assigned flock")
-    other = FlockFactory(farm=farm, name="Other flock")
-    worker = MembershipFactory(tenant=farm, roles=[])
+    farm = FarmFactory.create()
+    assigned = FlockFactory.create(farm=farm, name="Assigned flock")
+    other = FlockFactory.create(farm=farm, name="Other flock")
+    worker = MembershipFactory.create(tenant=farm, roles=[])
     WorkerAssignment.all_tenants.create(farm=farm, membership=worker, flock=assigned)
     token = grant_tokens(worker)["access_token"]
     assert _flock_names(token) == {"Assigned flock"}
-    error = tool_error(_result(_call(token, "cluck_record_daily_entry", _record_args(other.pk, "w"))))
+    error = tool_error(
+        _result(_call(token, "cluck_record_daily_entry", _record_args(other.pk, "w")))
+    )
     assert error["code"] == "FlockScope.NotAssigned"
     assert Flock.all_tenants.filter(pk=other.pk).exists()
 
@@ -209,7 +211,7 @@ def test_the_workers_flock_scope_holds_through_oauth():
 def test_a_read_scoped_token_steps_up_for_a_write_tool_its_role_allows():
     """Mutation: in ``mcp_tools.protocol._call_tool`` skip ``_scope_refusal`` → red (the
     write runs, or fails validation, with HTTP 200)."""
-    membership = MembershipFactory(tenant=FarmFactory(), roles=["Manager"])
+    membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["Manager"])
     token = grant_tokens(membership, scope="mcp:read")["access_token"]
     listed = {tool["name"] for tool in mcp(Client(), token, "tools/list").json()["result"]["tools"]}
     assert "cluck_record_daily_entry" in listed  # discovery follows the role
@@ -226,7 +228,7 @@ def test_a_read_scoped_token_steps_up_for_a_write_tool_its_role_allows():
 
 
 def test_a_write_scope_does_not_lift_a_read_only_role():
-    membership = MembershipFactory(tenant=FarmFactory(), roles=["ReadOnly"])
+    membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["ReadOnly"])
     token = grant_tokens(membership)["access_token"]
     response = _call(token, "cluck_record_daily_entry", _record_args(1, "r"))
     assert response.status_code == 200
@@ -247,14 +249,14 @@ def _assert_dead(tokens: dict[str, Any], code: str) -> None:
 def test_a_role_change_ends_the_oauth_tokens_and_their_refresh():
     """Mutations: in ``tenancy.oauth.bearer.verify`` skip ``ensure_live`` → red; in
     ``TenancyOAuth2Validator.validate_refresh_token`` skip ``_live`` → red."""
-    membership = MembershipFactory(tenant=FarmFactory(), roles=["Manager"])
+    membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["Manager"])
     tokens = grant_tokens(membership)
     membership_set_roles(membership=membership, roles=["ReadOnly"])
     _assert_dead(tokens, "Auth.CredentialsSuperseded")
 
 
 def test_a_password_change_ends_the_oauth_tokens():
-    membership = MembershipFactory(tenant=FarmFactory(), roles=["Admin"])
+    membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["Admin"])
     tokens = grant_tokens(membership)
     membership.user.set_password("a brand new password")
     membership.user.save()
@@ -262,11 +264,11 @@ def test_a_password_change_ends_the_oauth_tokens():
 
 
 def test_a_disabled_membership_or_user_ends_the_oauth_tokens():
-    membership = MembershipFactory(tenant=FarmFactory(), roles=["Admin"])
+    membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["Admin"])
     tokens = grant_tokens(membership)
     membership_disable(membership=membership)
     _assert_dead(tokens, "Auth.CredentialsSuperseded")
-    other = MembershipFactory(tenant=FarmFactory(), roles=["Admin"])
+    other = MembershipFactory.create(tenant=FarmFactory.create(), roles=["Admin"])
     tokens = grant_tokens(other)
     other.user.is_active = False
     other.user.save()
@@ -274,14 +276,14 @@ def test_a_disabled_membership_or_user_ends_the_oauth_tokens():
 
 
 def test_a_removed_membership_ends_the_oauth_tokens():
-    membership = MembershipFactory(tenant=FarmFactory(), roles=["Admin"])
+    membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["Admin"])
     tokens = grant_tokens(membership)
     Membership.objects.filter(pk=membership.pk).delete()
     _assert_dead(tokens, "Auth.InvalidToken")
 
 
 def test_refresh_rotates_and_a_rotated_refresh_token_is_dead():
-    membership = MembershipFactory(tenant=FarmFactory(), roles=["Admin"])
+    membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["Admin"])
     tokens = grant_tokens(membership)
     renewed = refresh(Client(), tokens["client_id"], tokens["refresh_token"]).json()
     assert renewed["refresh_token"] != tokens["refresh_token"]
@@ -292,12 +294,15 @@ def test_refresh_rotates_and_a_rotated_refresh_token_is_dead():
 
 
 def test_access_tokens_live_an_hour_and_are_stored_only_as_a_checksum():
-    membership = MembershipFactory(tenant=FarmFactory(), roles=["Admin"])
+    membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["Admin"])
     tokens = grant_tokens(membership)
     stored = AccessToken.objects.get(tenancy_binding__isnull=False)
     assert stored.token == "" and tokens["access_token"] not in stored.token_checksum
     assert dt.timedelta(minutes=59) < stored.expires - timezone.now() <= dt.timedelta(hours=1)
     assert AccessTokenBinding.objects.get().authorization.membership == membership
+
+
+CLAUDE_CALLBACK = "https://claude.ai/api/mcp/auth_callback"
 
 
 # --- loopback redirect URIs ----------------------------------------------------------------
@@ -313,15 +318,15 @@ def test_access_tokens_live_an_hour_and_are_stored_only_as_a_checksum():
         ("http://localhost/callback", "http://localhost.evil.example:51234/callback", False),
         ("http://localhost/callback", "http://127.0.0.1:51234/callback", False),
         ("http://localhost/callback", "http://localhost:51234/other", False),
-        ("https://claude.ai/api/mcp/auth_callback", "https://claude.ai:8443/api/mcp/auth_callback", False),
-        ("https://claude.ai/api/mcp/auth_callback", "https://evil.example/api/mcp/auth_callback", False),
-        ("https://claude.ai/api/mcp/auth_callback", "https://claude.ai/api/mcp/auth_callback", True),
+        (CLAUDE_CALLBACK, "https://claude.ai:8443/api/mcp/auth_callback", False),
+        (CLAUDE_CALLBACK, "https://evil.example/api/mcp/auth_callback", False),
+        (CLAUDE_CALLBACK, CLAUDE_CALLBACK, True),
     ],
 )
 def test_loopback_redirects_match_on_any_port_and_nothing_else_does(registered, requested, allowed):
     """Mutation: ``ALLOW_LOCALHOST_LOOPBACK: False`` in ``tenancy.oauth.defaults`` → red
     (Claude Code's ``http://localhost/callback`` on a random port is refused)."""
-    membership = MembershipFactory(tenant=FarmFactory(), roles=["Admin"])
+    membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["Admin"])
     client_id = register(Client(), redirect_uris=[registered])
     _, challenge = pkce()
     browser = Client()
@@ -353,7 +358,9 @@ def test_a_member_lists_and_revokes_authorized_clients_over_rest(member_client):
 
 
 def test_a_signed_in_user_revokes_a_client_on_the_page():
-    membership = MembershipFactory(tenant=FarmFactory(name="Page Farm"), roles=["Admin"])
+    membership = MembershipFactory.create(
+        tenant=FarmFactory.create(name="Page Farm"), roles=["Admin"]
+    )
     tokens = grant_tokens(membership)
     browser = Client(enforce_csrf_checks=True)
     browser.force_login(membership.user)
@@ -370,7 +377,7 @@ def test_a_signed_in_user_revokes_a_client_on_the_page():
 
 
 def test_denying_consent_issues_nothing():
-    membership = MembershipFactory(tenant=FarmFactory(), roles=["Admin"])
+    membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["Admin"])
     client_id = register(Client())
     _, challenge = pkce()
     browser = Client()
@@ -387,8 +394,8 @@ def test_denying_consent_issues_nothing():
 
 
 def test_consent_for_a_membership_of_someone_else_is_refused():
-    membership = MembershipFactory(tenant=FarmFactory(), roles=["Admin"])
-    stranger = MembershipFactory(tenant=FarmFactory(), roles=["Admin"])
+    membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["Admin"])
+    stranger = MembershipFactory.create(tenant=FarmFactory.create(), roles=["Admin"])
     client_id = register(Client())
     _, challenge = pkce()
     browser = Client()
