@@ -132,6 +132,8 @@ class ToolSpec:
     output_schema: dict[str, Any] | None
     parameters: tuple[inspect.Parameter, ...]
     has_param_headers: bool = False  # an argument is mirrored in an Mcp-Param-* header
+    # Client capabilities the tool cannot work without (e.g. "sampling"); checked before it runs.
+    required_client_capabilities: tuple[str, ...] = ()
 
     @property
     def qualname(self) -> str:
@@ -254,6 +256,7 @@ def build_spec(
     title: str | None,
     policy: Policy,
     destructive: bool | None,
+    requires_client_capabilities: Sequence[str] = (),
 ) -> ToolSpec:
     """Check ``fn`` against every registration rule and prepare its schemas.
 
@@ -411,7 +414,14 @@ def build_spec(
         output_schema=output_schema,
         parameters=tuple(params),
         has_param_headers=bool(x_mcp_header_map(input_schema)),
+        required_client_capabilities=_capabilities(where, requires_client_capabilities),
     )
+
+
+def _capabilities(where: str, names: Sequence[str]) -> tuple[str, ...]:
+    if isinstance(names, str) or not all(isinstance(n, str) and n for n in names):
+        raise _fail(where, 'requires_client_capabilities is a list of names, e.g. ["sampling"]')
+    return tuple(sorted(set(names)))
 
 
 class Registry:
@@ -433,11 +443,16 @@ class Registry:
         title: str | None = None,
         policy: Policy = AUTHENTICATED,
         destructive: bool | None = None,
+        requires_client_capabilities: Sequence[str] = (),
     ) -> Callable[[F], F]:
         """Register the decorated function as an MCP tool; returns it unchanged.
 
         ``read_only`` defaults to False: an undeclared tool is a write tool, gets a required
         ``idempotencyKey`` and runs inside the idempotent unit (fail-closed).
+        ``requires_client_capabilities`` names client capabilities (e.g. ``"sampling"``) the
+        tool cannot work without: a 2026-07-28 client that does not declare them gets
+        -32021 before the tool runs; a handshake-era client, whose capabilities a stateless
+        server never sees, gets the tool error ``Client.CapabilityRequired``.
 
         Raises:
             TypeError: used bare (``@tool`` without arguments).
@@ -457,6 +472,7 @@ class Registry:
                 title=title,
                 policy=policy,
                 destructive=destructive,
+                requires_client_capabilities=requires_client_capabilities,
             )
             self.add(spec)
             return func

@@ -57,12 +57,12 @@ def bearer_challenge(
         for source in _parameter_sources:
             extra.update(source(request))
     params = []
+    if realm is not None:
+        params.append(f'realm="{_quoted(realm)}"')
     if error is not None or error_code is not None:
         params.append(f'error="{error_code or "invalid_token"}"')
         if error is not None:
             params.append(f'error_description="{_quoted(str(error.detail))}"')
-    if realm is not None:
-        params.append(f'realm="{_quoted(realm)}"')
     if "resource_metadata" in extra:
         params.append(f'resource_metadata="{_quoted(extra["resource_metadata"])}"')
     scopes = " ".join(scope) if scope is not None else extra.get("scope")

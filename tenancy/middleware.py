@@ -5,7 +5,9 @@ unresolved ``request.tenant``, ``request.actor`` and ``request.row_scope``; a va
 resolves all three, whatever its kind (``tenancy.credentials``: personal and session tokens,
 and OAuth access tokens when ``tenancy.oauth`` is installed). An invalid one is answered here
 with 401 and ``WWW-Authenticate: Bearer error="invalid_token"`` (``tenancy.challenges``) before
-any view runs.
+any view runs, unless the view renders authentication failures itself
+(``renders_authentication_failure``): then the failure is recorded on
+``request.authentication_failure`` and the view answers it in its own format.
 """
 
 from __future__ import annotations
@@ -25,6 +27,7 @@ from tenancy.exceptions import AuthenticationFailedError, CredentialsSupersededE
 from tenancy.markers import (
     ACCEPTS_SUPERSEDED_CREDENTIALS,
     IGNORES_AMBIENT_CREDENTIALS,
+    RENDERS_AUTHENTICATION_FAILURE,
     has_marker,
 )
 from tenancy.credentials import authenticate_bearer
@@ -43,6 +46,16 @@ def invalid_token_response(
         title=str(error.default_detail),
         headers={"WWW-Authenticate": bearer_challenge(error, request=request)},
     )
+
+
+def refuse(
+    request: HttpRequest, view_func: Callable[..., Any], error: AuthenticationFailedError
+) -> HttpResponse | None:
+    """Answer a refused bearer with a problem 401, or record it for a view that renders it."""
+    if has_marker(view_func, RENDERS_AUTHENTICATION_FAILURE):
+        request.authentication_failure = error  # type: ignore[attr-defined]
+        return None
+    return invalid_token_response(error, request)
 
 
 def resolve_row_scope(tenant: TenantContext, actor: ActorContext, scope: RowScope) -> None:
@@ -64,6 +77,7 @@ class TenancyMiddleware(MiddlewareMixin):
         request.tenant = TenantContext()  # type: ignore[attr-defined]
         request.actor = ActorContext()  # type: ignore[attr-defined]
         request.row_scope = RowScope()  # type: ignore[attr-defined]
+        request.authentication_failure = None  # type: ignore[attr-defined]
 
     def process_view(
         self,
@@ -79,17 +93,17 @@ class TenancyMiddleware(MiddlewareMixin):
             return None
         scheme, _, raw = header.partition(" ")
         if scheme.lower() != "bearer" or not raw.strip():
-            return invalid_token_response(AuthenticationFailedError(), request)
+            return refuse(request, view_func, AuthenticationFailedError())
         try:
             credential = authenticate_bearer(raw.strip(), request)
         except CredentialsSupersededError as error:
             if not has_marker(view_func, ACCEPTS_SUPERSEDED_CREDENTIALS):
                 security_logger.info("superseded token refused", extra={"path": request.path})
-                return invalid_token_response(error, request)
+                return refuse(request, view_func, error)
             return None
         except AuthenticationFailedError as error:
             security_logger.info("bearer refused: %s", error.default_code)
-            return invalid_token_response(error, request)
+            return refuse(request, view_func, error)
         membership = credential.membership
         tenant: TenantContext = request.tenant  # type: ignore[attr-defined]
         actor: ActorContext = request.actor  # type: ignore[attr-defined]
