@@ -39,6 +39,12 @@ from tests.tool_errors import tool_error
 pytestmark = pytest.mark.django_db
 
 
+def _auth_code(response: Any) -> str:
+    """tenancy's stable code of a 401: problem JSON (REST) or JSON-RPC ``error.data`` (/mcp)."""
+    body = response.json()
+    return str(body["code"] if "code" in body else body["error"]["data"]["code"])
+
+
 def _call(token: str, name: str, arguments: dict[str, Any] | None = None) -> Any:
     return mcp(Client(), token, "tools/call", {"name": name, "arguments": arguments or {}})
 
@@ -80,7 +86,7 @@ def test_a_token_issued_for_another_resource_is_refused_as_invalid_token():
     )
     response = mcp(Client(), tokens["access_token"], "ping")
     assert response.status_code == 401
-    assert response.json()["code"] == "Auth.InvalidAudience"
+    assert _auth_code(response) == "Auth.InvalidAudience"
     assert response["WWW-Authenticate"].startswith('Bearer error="invalid_token"')
 
 
@@ -90,7 +96,7 @@ def test_an_mcp_token_is_not_accepted_by_the_rest_api():
     token = grant_tokens(membership)["access_token"]
     response = Client().get("/api/v1/me/", HTTP_AUTHORIZATION=f"Bearer {token}")
     assert response.status_code == 401
-    assert response.json()["code"] == "Auth.InvalidAudience"
+    assert _auth_code(response) == "Auth.InvalidAudience"
 
 
 def test_an_authorization_request_for_another_resource_is_refused():
@@ -241,7 +247,7 @@ def test_a_write_scope_does_not_lift_a_read_only_role():
 def _assert_dead(tokens: dict[str, Any], code: str) -> None:
     response = mcp(Client(), tokens["access_token"], "ping")
     assert response.status_code == 401
-    assert response.json()["code"] == code
+    assert _auth_code(response) == code
     renewed = refresh(Client(), tokens["client_id"], tokens["refresh_token"])
     assert renewed.status_code == 400 and renewed.json()["error"] == "invalid_grant"
 
