@@ -23,6 +23,7 @@ from django.utils.module_loading import import_string
 from tenancy import conf
 from tenancy.challenges import bearer_challenge
 from tenancy.context import ActorContext, RowScope, TenantContext
+from tenancy.credentials import authenticate_bearer
 from tenancy.exceptions import AuthenticationFailedError, CredentialsSupersededError
 from tenancy.markers import (
     ACCEPTS_SUPERSEDED_CREDENTIALS,
@@ -30,7 +31,6 @@ from tenancy.markers import (
     RENDERS_AUTHENTICATION_FAILURE,
     has_marker,
 )
-from tenancy.credentials import authenticate_bearer
 from tenancy.problems import problem_response
 
 security_logger = logging.getLogger("tenancy.security")
