@@ -14,8 +14,8 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from tenancy._schema import extend_schema
+from tenancy.api import _problems
 from tenancy.exceptions import TokenNotFoundError
-from tenancy.markers import never_replayed
 from tenancy.oauth.models import ClientAuthorization
 from tenancy.oauth.services import authorization_revoke, live_authorizations
 from tenancy.permissions import IsTenantMember, request_actor
@@ -47,7 +47,7 @@ class AuthorizationListApi(APIView):
     permission_classes = [IsTenantMember]
 
     @extend_schema(
-        responses={200: AuthorizationListSerializer},
+        responses={200: AuthorizationListSerializer, **_problems(401)},
         summary="The OAuth clients I authorized in this tenant.",
     )
     def get(self, request: Request) -> Response:
@@ -56,11 +56,14 @@ class AuthorizationListApi(APIView):
         return Response(AuthorizationListSerializer(body).data)
 
 
-@never_replayed("a pure side effect: a replay would fake a revocation")
 class AuthorizationRevokeApi(APIView):
     permission_classes = [IsTenantMember]
 
-    @extend_schema(request=None, responses={204: None}, summary="Revoke one authorized client.")
+    @extend_schema(
+        request=None,
+        responses={204: None, **_problems(401, 404)},
+        summary="Revoke one authorized client.",
+    )
     def delete(self, request: Request, authorization_id: int) -> Response:
         authorization = ClientAuthorization.objects.filter(
             pk=authorization_id, membership_id=_membership_id(request)

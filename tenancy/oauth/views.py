@@ -5,8 +5,9 @@
   for what, picks the membership (tenant) the grant is for, and approves or denies.
 - ``ClientsView``: the user's authorized clients, each with a revoke button.
 - Metadata (RFC 8414, RFC 9728), token, revocation and registration: the toolkit's views with
-  this server's resource and issuer, carrying tenancy's markers (they authenticate clients by
-  their own means, so an ambient bearer is never read, and they are never replayed).
+  this server's resource and issuer. They carry ``ignores_ambient_credentials`` (they
+  authenticate clients by their own means, so an ambient bearer is never read); no tenant is
+  resolved on them, so the Idempotency-Key middleware never stores or replays them either.
 """
 
 from __future__ import annotations
@@ -33,7 +34,7 @@ from oauth2_provider.models import get_application_model
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
 from tenancy import conf as tenancy_conf
-from tenancy.markers import ignores_ambient_credentials, never_replayed
+from tenancy.markers import ignores_ambient_credentials
 from tenancy.models import Membership
 from tenancy.oauth import conf
 from tenancy.oauth.models import ClientAuthorization
@@ -131,7 +132,6 @@ def _invalid_target(resource: str, credentials: dict[str, Any]) -> OAuthToolkitE
 
 
 @ignores_ambient_credentials
-@never_replayed("issues an authorization code")
 class ConsentView(dot.AuthorizationView):
     template_name = "tenancy_oauth/consent.html"
     form_class = ConsentForm
@@ -257,19 +257,16 @@ class ProtectedResourceMetadataView(dot.OAuthProtectedResourceMetadataView):
 
 
 @ignores_ambient_credentials
-@never_replayed("returns live tokens")
 class TokenView(dot.TokenView):
     pass
 
 
 @ignores_ambient_credentials
-@never_replayed("a pure side effect")
 class RevokeTokenView(dot.RevokeTokenView):
     pass
 
 
 @ignores_ambient_credentials
-@never_replayed("returns a new client's credentials")
 @method_decorator(
     ratelimit(
         key=_client_ip, rate=lambda group, request: conf.get("REGISTRATION_RATE"), block=True
@@ -281,6 +278,5 @@ class RegistrationView(dot.DynamicClientRegistrationView):
 
 
 @ignores_ambient_credentials
-@never_replayed("manages a client registration")
 class RegistrationManagementView(dot.DynamicClientRegistrationManagementView):
     pass

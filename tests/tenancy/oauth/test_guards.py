@@ -21,7 +21,13 @@ from cluck.models import Flock, WorkerAssignment
 from tenancy.models import Membership
 from tenancy.oauth.models import AccessTokenBinding, ClientAuthorization
 from tenancy.services import membership_disable, membership_set_roles
-from tests.factories import FarmFactory, FlockFactory, MembershipFactory, UserFactory
+from tests.factories import (
+    FarmFactory,
+    FlockFactory,
+    MembershipFactory,
+    UserFactory,
+    write_headers,
+)
 from tests.tenancy.oauth.flow import (
     REDIRECT_URI,
     RESOURCE,
@@ -357,8 +363,9 @@ def test_a_member_lists_and_revokes_authorized_clients_over_rest(member_client):
     (item,) = listed["items"]
     assert item["clientId"] == tokens["client_id"] and item["scopes"] == ["mcp:read", "mcp:write"]
     stranger, _ = member_client()
-    assert stranger.delete(f"/api/v1/me/authorizations/{item['id']}/").status_code == 404
-    assert rest.delete(f"/api/v1/me/authorizations/{item['id']}/").status_code == 204
+    url = f"/api/v1/me/authorizations/{item['id']}/"
+    assert stranger.delete(url, **write_headers()).status_code == 404
+    assert rest.delete(url, **write_headers()).status_code == 204
     assert rest.get("/api/v1/me/authorizations/").json()["items"] == []
     _assert_dead(tokens, "Auth.InvalidToken")
 
