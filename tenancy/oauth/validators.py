@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 from typing import Any
+from urllib.parse import urlsplit
 
 from django.utils import timezone
 from oauth2_provider.oauth2_validators import OAuth2Validator
@@ -51,7 +52,22 @@ def _authorization_for_code(code: str) -> ClientAuthorization | None:
     )
 
 
+# RFC 8252 §7.3 / RFC 9700 §2.1: plain http only back to this machine.
+LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
+
+
 class TenancyOAuth2Validator(OAuth2Validator):
+    def validate_redirect_uri(
+        self, client_id: Any, redirect_uri: str, request: Any, *args: Any, **kwargs: Any
+    ) -> bool:
+        # A registered http:// redirect to another host would carry codes in the clear.
+        parts = urlsplit(redirect_uri)
+        if parts.scheme == "http" and parts.hostname not in LOOPBACK_HOSTS:
+            return False
+        return bool(
+            super().validate_redirect_uri(client_id, redirect_uri, request, *args, **kwargs)
+        )
+
     def _create_authorization_code(self, request: Any, code: Any, expires: Any = None) -> Any:
         membership_id = getattr(request, MEMBERSHIP_CREDENTIAL, None)
         membership = (

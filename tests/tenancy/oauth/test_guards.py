@@ -333,11 +333,14 @@ CLAUDE_CALLBACK = "https://claude.ai/api/mcp/auth_callback"
         (CLAUDE_CALLBACK, "https://claude.ai:8443/api/mcp/auth_callback", False),
         (CLAUDE_CALLBACK, "https://evil.example/api/mcp/auth_callback", False),
         (CLAUDE_CALLBACK, CLAUDE_CALLBACK, True),
+        ("http://farm-client.example/callback", "http://farm-client.example/callback", False),
     ],
 )
 def test_loopback_redirects_match_on_any_port_and_nothing_else_does(registered, requested, allowed):
     """Mutation: ``ALLOW_LOCALHOST_LOOPBACK: False`` in ``tenancy.oauth.defaults`` → red
-    (Claude Code's ``http://localhost/callback`` on a random port is refused)."""
+    (Claude Code's ``http://localhost/callback`` on a random port is refused). Mutation: drop
+    the non-loopback ``http`` refusal in ``TenancyOAuth2Validator.validate_redirect_uri`` →
+    red (a plain-http redirect to another host is served)."""
     membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["Admin"])
     client_id = register(Client(), redirect_uris=[registered])
     _, challenge = pkce()
