@@ -14,6 +14,7 @@ import dj_database_url
 import django_stubs_ext
 
 from cluck.devdb import var_dir
+from tenancy.oauth.defaults import oauth2_provider_settings
 
 # Lets runtime code write admin.ModelAdmin[Model] and friends, as the type stubs do.
 django_stubs_ext.monkeypatch()
@@ -95,6 +96,10 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",  # Swagger UI and Redoc served from here, not a CDN
     "django_ratelimit",
     "tenancy",
+    # OAuth 2.1 sign-in for MCP clients (Claude connectors): django-oauth-toolkit as the
+    # authorization server, tenancy.oauth as its glue to tenancy.
+    "oauth2_provider",
+    "tenancy.oauth",
     "idempotency",
     "mcp_tools",
     "cluck",
@@ -252,6 +257,31 @@ TENANCY_ROW_SCOPE_RESOLVER = "cluck.scope.resolve_flock_scope"
 TENANCY_PROBLEM_TYPE_BASE_URL = "https://cluck.dev/problems/"
 # Requests per membership (TenancyMiddleware; /mcp has its own), shared by every replica.
 TENANCY_API_RATE = os.environ.get("TENANCY_API_RATE", "300/m")
+
+# --- tenancy.oauth (OAuth 2.1 for MCP clients) -------------------------------------------------
+# CLUCK_PUBLIC_URL is the public HTTPS origin (e.g. https://farm.example): the OAuth issuer, and
+# with /mcp the one resource every access token is bound to. Unset (development), both are
+# derived from each request, which behind a proxy needs CLUCK_TRUST_PROXY_HEADERS.
+CLUCK_PUBLIC_URL = os.environ.get("CLUCK_PUBLIC_URL", "").rstrip("/")
+OAUTH2_PROVIDER = oauth2_provider_settings(
+    issuer=CLUCK_PUBLIC_URL or None,
+    resource=f"{CLUCK_PUBLIC_URL}/mcp" if CLUCK_PUBLIC_URL else None,
+    SCOPES={
+        "mcp:read": "Read this farm's flocks, production, stock, orders and balances",
+        "mcp:write": "Record production, customers, orders and payments in this farm",
+    },
+)
+LOGIN_URL = "oauth2_provider:sign-in"
+if CLUCK_PUBLIC_URL:
+    CSRF_TRUSTED_ORIGINS = [CLUCK_PUBLIC_URL]
+if _env_bool("CLUCK_TRUST_PROXY_HEADERS", False):
+    # Only behind a proxy that sets these headers itself (and strips clients' copies).
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    USE_X_FORWARDED_HOST = True
+# Test only (refused by system check tenancy_oauth.E001 on a public deployment).
+TENANCY_OAUTH_CIMD_LOOPBACK_HTTP_FOR_TESTS = _env_bool(
+    "CLUCK_OAUTH_CIMD_LOOPBACK_HTTP_FOR_TESTS", False
+)
 
 # --- idempotency -----------------------------------------------------------------------------
 IDEMPOTENCY_LEASE_SECONDS = float(os.environ.get("IDEMPOTENCY_LEASE_SECONDS", "30"))

@@ -7,6 +7,9 @@ from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 urlpatterns = [
+    # OAuth 2.1 for MCP clients: discovery, sign-in, consent, token, registration. Before
+    # mcp_tools.urls, whose JSON 404s answer the discovery paths nothing here serves.
+    path("", include("tenancy.oauth.urls")),
     path("", include("mcp_tools.urls")),  # POST /mcp (exactly; no slash) + OAuth probe 404s
     path("admin/", admin.site.urls),
     path("api/v1/", include("tenancy.urls")),

@@ -41,6 +41,11 @@ DEFAULTS: dict[str, Any] = {
     "INSTRUCTIONS": None,
     # mcp_tools.asgi: threads serving requests' synchronous middleware (one per request).
     "REQUEST_THREADS": 32,
+    # OAuth scopes a credential narrowed by scopes (tenancy's ``actor.scopes``) needs: every
+    # tools/call needs READ_SCOPE; a write tool needs WRITE_SCOPE as well. A credential
+    # without scopes (a personal token) is decided by its role alone.
+    "READ_SCOPE": "mcp:read",
+    "WRITE_SCOPE": "mcp:write",
 }
 
 

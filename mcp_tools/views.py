@@ -112,12 +112,15 @@ def _rate_usage(request: HttpRequest) -> dict[str, Any] | None:
     )
 
 
-def _unauthenticated(failure: AuthenticationFailedError | None) -> HttpResponse:
+def _unauthenticated(
+    request: HttpRequest, failure: AuthenticationFailedError | None
+) -> HttpResponse:
     """The one 401 of ``/mcp``: a JSON-RPC error with tenancy's stable code in ``data.code``.
 
     ``failure`` is the refused bearer ``tenancy`` recorded (``renders_authentication_failure``),
-    or ``None`` when no credentials were sent. No OAuth authorization server is published (the
-    RFC 9728 metadata 404s), so clients configure a static personal access token.
+    or ``None`` when no credentials were sent. tenancy composes the challenge: with
+    ``tenancy.oauth`` installed it names the RFC 9728 metadata (``resource_metadata``) and the
+    scopes, so OAuth clients discover the authorization server from it.
     """
     if failure is None:
         code = str(NotAuthenticatedError.default_code)
@@ -127,7 +130,11 @@ def _unauthenticated(failure: AuthenticationFailedError | None) -> HttpResponse:
     return _json(
         401,
         _jsonrpc.error_bytes(None, UNAUTHENTICATED, message, {"code": code}),
-        {"WWW-Authenticate": bearer_challenge(failure, realm=None if failure else "mcp")},
+        {
+            "WWW-Authenticate": bearer_challenge(
+                failure, request=request, realm=None if failure else "mcp"
+            )
+        },
     )
 
 
@@ -147,7 +154,7 @@ async def mcp_view(request: HttpRequest) -> HttpResponse:
     if not isinstance(tenant, TenantContext) or not tenant.is_resolved:
         # Before the method check: a client without valid credentials learns that first, on
         # GET too. mcp-remote's SSE fallback GETs /mcp; a 405 there would hide the 401.
-        return _unauthenticated(getattr(request, "authentication_failure", None))
+        return _unauthenticated(request, getattr(request, "authentication_failure", None))
     if request.method != "POST":
         response = _error(405, -32600, "Method not allowed: this endpoint serves POST only")
         response["Allow"] = "POST"
@@ -219,16 +226,24 @@ async def mcp_view(request: HttpRequest) -> HttpResponse:
             catalogue=catalogue,
             headers=request.headers,
         )
+    if reply.required_scopes is not None:
+        challenge = bearer_challenge(
+            request=request, error_code="insufficient_scope", scope=reply.required_scopes
+        )
+        return _json(reply.status, reply.body, {"WWW-Authenticate": challenge})
     return _json(reply.status, reply.body)
 
 
-# What a client sees when it tries OAuth here. mcp-remote (Claude Desktop's bridge) answers every
-# 401, even one for a static token sent with --header, by trying OAuth: it probes the metadata
-# documents, then registers a client at /register and gives up, quoting this text verbatim.
+# What a client sees at an OAuth path the project does not serve. mcp-remote (Claude Desktop's
+# bridge) answers every 401, even one for a static token sent with --header, by trying OAuth: it
+# probes the metadata documents, then registers a client at /register and gives up, quoting this
+# text verbatim. With an OAuth server installed (tenancy.oauth) its own routes come first and
+# only the paths it does not serve land here.
 OAUTH_NOT_OFFERED: Final = (
-    "This server offers no OAuth sign-in and no client registration: it takes a personal "
-    "access token as 'Authorization: Bearer <token>'. If that was sent and refused (HTTP 401), "
-    "the token is invalid, expired or revoked: issue a new one."
+    "No OAuth endpoint here. When this server offers OAuth sign-in, its metadata is at "
+    "/.well-known/oauth-protected-resource/mcp; otherwise it takes a personal access token as "
+    "'Authorization: Bearer <token>'. If that was sent and refused (HTTP 401), the token is "
+    "invalid, expired or revoked: sign in again or issue a new one."
 )
 
 

@@ -35,6 +35,13 @@ class CredentialsSupersededError(AuthenticationFailedError):
     default_code = "Auth.CredentialsSuperseded"
 
 
+class TokenAudienceError(AuthenticationFailedError):
+    """An OAuth access token issued for another resource (RFC 8707), or presented elsewhere."""
+
+    default_detail = "This access token was not issued for this resource."
+    default_code = "Auth.InvalidAudience"
+
+
 class AccountDisabledError(AuthenticationFailedError):
     default_detail = "This account is disabled."
     default_code = "Auth.AccountDisabled"

@@ -62,7 +62,10 @@ def _assert_jsonrpc_401(response, code: str) -> dict:
 def test_missing_bearer_is_401_with_a_bearer_challenge(anonymous):
     response = anonymous.message("ping")
     _assert_jsonrpc_401(response, "Auth.NotAuthenticated")
-    assert response["WWW-Authenticate"] == bearer_challenge(realm="mcp")
+    # With an OAuth server installed (the farm's tenancy.oauth) the challenge also names the
+    # RFC 9728 metadata and the scopes: composed by tenancy for the request's path.
+    expected = bearer_challenge(realm="mcp", request=RequestFactory().post("/mcp"))
+    assert response["WWW-Authenticate"] == expected
 
 
 def _garbage(membership) -> str:
@@ -126,8 +129,12 @@ def test_mcp_and_rest_send_the_same_challenge_for_the_same_refused_bearer(mcp_cl
     rest = client.client.get("/api/v1/flocks/", headers=client.headers())
     assert rest.status_code == 401 and rest["Content-Type"] == "application/problem+json"
     assert rest.json()["code"] == "Auth.InvalidToken"
-    expected = bearer_challenge(AuthenticationFailedError())
-    assert mcp["WWW-Authenticate"] == rest["WWW-Authenticate"] == expected
+    error = AuthenticationFailedError()
+    assert rest["WWW-Authenticate"] == bearer_challenge(error)
+    # /mcp's adds what only the protected resource has: resource_metadata and scope.
+    on_mcp = bearer_challenge(error, request=RequestFactory().post("/mcp"))
+    assert mcp["WWW-Authenticate"] == on_mcp
+    assert on_mcp.startswith(bearer_challenge(error) + ", resource_metadata=")
 
 
 @pytest.mark.parametrize("bearer", ["refused", "missing"])
@@ -456,11 +463,10 @@ def test_rate_limit_per_token_is_429_with_retry_after(mcp_client):
 
 
 OAUTH_PROBES = [
-    # What mcp-remote 0.15 and Claude Code try, in order, when /mcp answers 401.
-    ("get", "/.well-known/oauth-protected-resource/mcp"),
-    ("get", "/.well-known/oauth-protected-resource"),
+    # What mcp-remote 0.15 and Claude Code try, in order, when /mcp answers 401, less what the
+    # farm's OAuth server (tenancy.oauth) serves: the RFC 9728 documents and the root RFC 8414
+    # one (tests/tenancy/oauth/test_discovery.py).
     ("get", "/.well-known/oauth-authorization-server/mcp"),
-    ("get", "/.well-known/oauth-authorization-server"),
     ("get", "/.well-known/openid-configuration/mcp"),
     ("get", "/mcp/.well-known/openid-configuration"),
     ("get", "/.well-known/openid-configuration"),
