@@ -265,9 +265,12 @@ def run_write(spec: ToolSpec, ctx: CallContext, validated: BaseModel) -> dict[st
         # adapters' caller keys identical is what makes guard 19 (HTTP and MCP never alias)
         # a real test of the operation-key namespaces.
         caller_key=port.sha256_hex(key),
-        # The acting user is part of the request: a second member reusing the key is refused
-        # (KeyReused), never handed the first member's result.
-        fingerprint=port.fingerprint_json({"arguments": arguments, "user": ctx.user_id}),
+        # The acting user is part of the request, bound exactly as the HTTP adapter binds it: a
+        # second member reusing the key is refused (KeyReused), never handed the first
+        # member's result.
+        fingerprint=port.bound_fingerprint(
+            port.fingerprint_json(arguments), user_id=str(ctx.user_id)
+        ),
     )
 
     def work() -> Any:

@@ -18,9 +18,11 @@ from typing import Any, Final, Literal, TypeVar, get_args, get_origin
 
 from django.core.exceptions import ImproperlyConfigured
 from mcp.shared.inbound import find_invalid_x_mcp_header, x_mcp_header_map
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
 
+from idempotency import KEY_PATTERN, key_problem, max_key_length
 from mcp_tools.context import CallContext
 from tenancy import AUTHENTICATED, ActorContext, Policy, RowScope, TenantContext
 
@@ -29,7 +31,6 @@ F = TypeVar("F", bound=Callable[..., Any])
 TOOL_NAME_RE: Final = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
 IDEMPOTENCY_KEY_FIELD: Final = "idempotency_key"
 IDEMPOTENCY_KEY_ALIAS: Final = "idempotencyKey"
-IDEMPOTENCY_KEY_MAX_LENGTH: Final = 255
 REPLAYED_FIELD: Final = "replayed"
 
 ResultKind = Literal["model", "text", "content"]
@@ -185,18 +186,33 @@ def _model_name(name: str, suffix: str) -> str:
     return "".join(part.capitalize() for part in re.split(r"[._-]+", name) if part) + suffix
 
 
+def _check_idempotency_key(value: str) -> str:
+    # One rule for both adapters (idempotency.keys): the HTTP header is checked by the same
+    # function, and the error carries the same code the REST answer does.
+    problem = key_problem(value)
+    if problem is not None:
+        raise PydanticCustomError(problem[0], problem[1])
+    return value
+
+
 def _idempotency_key_field() -> tuple[Any, Any]:
+    limit = max_key_length()
     return (
         typing.Annotated[
             str,
+            AfterValidator(_check_idempotency_key),
             Field(
-                min_length=1,
-                max_length=IDEMPOTENCY_KEY_MAX_LENGTH,
                 alias=IDEMPOTENCY_KEY_ALIAS,
                 description=(
-                    "A caller-chosen key for this write (e.g. a UUID). Retrying with the same "
+                    "A caller-chosen key for this write (e.g. a UUID): 1 to "
+                    f"{limit} visible ASCII characters, no spaces. Retrying with the same "
                     "key and arguments returns the first result instead of writing twice."
                 ),
+                json_schema_extra={
+                    "minLength": 1,
+                    "maxLength": limit,
+                    "pattern": KEY_PATTERN,
+                },
             ),
         ],
         ...,
