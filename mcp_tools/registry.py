@@ -173,8 +173,11 @@ def _fail(where: str, problem: str) -> ImproperlyConfigured:
 def _arguments_config() -> ConfigDict:
     # Wire names are camelCase (as_of_date <-> asOfDate); Python names are never accepted so
     # one spelling means one thing. Unknown arguments are refused.
+    # Strict: no coercion; the call path validates the arguments as JSON in strict mode too
+    # (``mcp_tools.calls.validate_arguments``), where a date is a "YYYY-MM-DD" string only.
     return ConfigDict(
         extra="forbid",
+        strict=True,
         alias_generator=to_camel,
         validate_by_alias=True,
         validate_by_name=False,
@@ -242,6 +245,22 @@ def _result_kind(where: str, annotation: Any) -> tuple[ResultKind, type[BaseMode
         "the return annotation must be a pydantic model (structured result), str (text) or "
         "list[<mcp_types content block>]",
     )
+
+
+DATE_PATTERN: Final = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+
+
+def _state_date_format(schema: Any) -> None:
+    """Say in the schema what strict validation accepts for a date: a ``YYYY-MM-DD`` string
+    (``format: date`` alone is only an annotation to many validators and generators)."""
+    if isinstance(schema, dict):
+        if schema.get("type") == "string" and schema.get("format") == "date":
+            schema.setdefault("pattern", DATE_PATTERN)
+        for child in schema.values():
+            _state_date_format(child)
+    elif isinstance(schema, list):
+        for child in schema:
+            _state_date_format(child)
 
 
 def _check_schema(where: str, schema: dict[str, Any], what: str) -> None:
@@ -375,6 +394,7 @@ def build_spec(
         param_names = tuple(p.name for p in rest)
 
     input_schema = args_model.model_json_schema(by_alias=True)
+    _state_date_format(input_schema)
     _check_schema(where, input_schema, "inputSchema")
     header_problem = find_invalid_x_mcp_header(input_schema)
     if header_problem is not None:
