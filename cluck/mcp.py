@@ -41,6 +41,25 @@ Cursor = Annotated[
 ]
 
 
+# The tools' own stable error codes (the tool reference lists them under each tool, with the
+# framework's Tool.* and Idempotency.* codes). A fuzz guard checks no tool answers anything else.
+_BAD_CURSOR = {
+    "Validation.Failed": "`cursor` is not one this tool handed out (data.errors: `cursor`)."
+}
+_FLOCK_NAME = {
+    "Flock.NotFound": "No flock you can access has that name or id.",
+    "Flock.Ambiguous": "Several flocks have that name: data.candidates lists them; pass the "
+    "flockId.",
+}
+_ENTRY_CHECKS = {
+    "FlockScope.NotAssigned": "You are restricted to assigned flocks and this is not one.",
+    "DailyEntry.DateBeforePlacement": "The day precedes the flock's placement "
+    "(data.placementDate).",
+    "DailyEntry.MortalityExceedsBirdsAlive": "More birds died than the flock has alive "
+    "(data.birdsAlive).",
+}
+
+
 def _caller(ctx: CallContext) -> Caller:
     return Caller(tenant=ctx.tenant, actor=ctx.actor, scope=ctx.row_scope, channel="mcp")
 
@@ -98,6 +117,7 @@ class FlockPage(Reply):
 
 @tool(
     name="cluck_list_flocks",
+    errors=_BAD_CURSOR,
     read_only=True,
     mirrors=("flock-list", "flock-detail"),
     title="List flocks",
@@ -291,6 +311,11 @@ def _entry_item(entry: entry_selectors.DailyEntryView) -> EntryItem:
 
 @tool(
     name="cluck_list_daily_entries",
+    errors={
+        **_FLOCK_NAME,
+        "Validation.Failed": "A bad `cursor`, or `toDate` before `fromDate` "
+        "(DailyEntry.DateRange.Inverted); data.errors lists each.",
+    },
     read_only=True,
     mirrors=("daily-entry-list", "daily-entry-detail"),
     title="List daily entries",
@@ -360,6 +385,24 @@ def _flock_id_for_write(caller: Caller, flock: str | int) -> int:
 
 @tool(
     name="cluck_record_daily_entry",
+    errors={
+        "Validation.Failed": "A field breaks a rule; data.errors lists each with its code: "
+        "DailyEntry.Date.NotFuture (after the farm's today), DailyEntry.Date.TooOld (before "
+        "the farm's late-entry grace), DailyEntry.<Counter>.NonNegative / .TooLarge, "
+        "DailyEntry.Eggs.SumWithinTotal, DailyEntry.FlockId.Required, "
+        "DailyEntry.GradeQuantity.Positive, DailyEntry.Grades.Unique, "
+        "DailyEntry.Grades.WithinAvailable, DailyEntry.Grades.TooMany.",
+        **_FLOCK_NAME,
+        "EggGrade.NotFound": "No grade has that name or id (data.validNames).",
+        "EggGrade.Ambiguous": "Grade names differ only in case: pass the id (data.candidates).",
+        "DailyEntry.FlockNotActive": "The flock does not accept production on that date "
+        "(archived, or depleted before it).",
+        **_ENTRY_CHECKS,
+        "DailyEntry.UnknownGrade": "A grade line names a grade that is not recordable "
+        "(data.validGrades).",
+        "DailyEntry.GradesExceedTotal": "Graded eggs exceed total − cracked − dirty − discarded.",
+        "DailyEntry.Immutable": "The day's entry is no longer a Draft.",
+    },
     policy=PRODUCTION_WRITE,
     mirrors="daily-entry-record",
     title="Record a day's production",
@@ -429,6 +472,15 @@ class SubmitReply(Reply):
 
 @tool(
     name="cluck_submit_daily_entry",
+    errors={
+        "DailyEntry.NotFound": "No daily entry you can access has that id.",
+        "DailyEntry.NotDraft": "The entry was already submitted.",
+        **_ENTRY_CHECKS,
+        "DailyEntry.GradesNotReconciled": "Graded eggs must equal total − cracked − dirty − "
+        "discarded (data.graded, data.sellable).",
+        "DailyEntry.VersionConflict": "Another writer changed the entry meanwhile; reload "
+        "and retry.",
+    },
     policy=PRODUCTION_WRITE,
     mirrors="daily-entry-submit",
     title="Submit a daily entry",
@@ -467,6 +519,7 @@ class CustomerPage(Reply):
 
 @tool(
     name="cluck_list_customers",
+    errors=_BAD_CURSOR,
     read_only=True,
     policy=SALES_FLOW,
     mirrors=("customer-list", "customer-detail"),
@@ -567,6 +620,12 @@ def _order_item(order: order_selectors.OrderView) -> OrderItem:
 
 @tool(
     name="cluck_list_orders",
+    errors={
+        **_BAD_CURSOR,
+        "SalesOrder.NotFound": "No order of this farm has that orderId.",
+        "Customer.NotFound": "No customer has that name or id.",
+        "Customer.Ambiguous": "Several customers have that name: pass the id (data.candidates).",
+    },
     read_only=True,
     policy=SALES_FLOW,
     mirrors=("sales-order-list", "sales-order-detail"),
@@ -627,6 +686,7 @@ class ReceivablesPage(Reply):
 
 @tool(
     name="cluck_read_receivables",
+    errors=_BAD_CURSOR,
     read_only=True,
     policy=SALES_ACCESS,
     mirrors="customer-balance-list",

@@ -116,6 +116,8 @@ def render_tool(spec: ToolSpec) -> str:
     if spec.output_schema is not None:
         lines += ["", "Result (`structuredContent`):", ""]
         lines += _fields_table(spec.output_schema, with_default=False)
+    lines += ["", "Errors (`error.code`):", "", "| code | when |", "|---|---|"]
+    lines += [f"| `{code}` | {_cell(when)} |" for code, when in spec.error_codes()]
     return "\n".join(lines) + "\n"
 
 

@@ -12,7 +12,7 @@ import inspect
 import re
 import types
 import typing
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeVar, get_args, get_origin
 
@@ -29,6 +29,24 @@ from tenancy import AUTHENTICATED, ActorContext, Policy, RowScope, TenantContext
 F = TypeVar("F", bound=Callable[..., Any])
 
 TOOL_NAME_RE: Final = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+# A stable error code: dotted words ("DailyEntry.NotDraft", "Validation.Failed").
+ERROR_CODE_RE: Final = re.compile(r"^[A-Za-z][A-Za-z0-9]*(\.[A-Za-z][A-Za-z0-9]*)+$")
+
+# The codes the framework itself answers with, for every tool or for every write tool.
+FRAMEWORK_ERRORS: Final = (
+    ("Tool.InvalidArguments", "The arguments break the inputSchema (data.errors lists each)."),
+    ("Tool.InternalError", "An unexpected failure; quote data.requestId to the operator."),
+)
+WRITE_ERRORS: Final = (
+    (
+        "Idempotency.KeyReused",
+        "This idempotencyKey was used with other arguments or by another member.",
+    ),
+    (
+        "Idempotency.InProgress",
+        "An identical call is still running; retry after data.retryAfterSeconds.",
+    ),
+)
 IDEMPOTENCY_KEY_FIELD: Final = "idempotency_key"
 IDEMPOTENCY_KEY_ALIAS: Final = "idempotencyKey"
 REPLAYED_FIELD: Final = "replayed"
@@ -133,6 +151,14 @@ class ToolSpec:
     output_schema: dict[str, Any] | None
     parameters: tuple[inspect.Parameter, ...]
     has_param_headers: bool = False  # an argument is mirrored in an Mcp-Param-* header
+    # The tool's own stable error codes, each with when it is answered (the reference lists
+    # them; the framework's own codes are added by ``error_codes``).
+    errors: tuple[tuple[str, str], ...] = ()
+
+    def error_codes(self) -> tuple[tuple[str, str], ...]:
+        """Every code a call of this tool can answer with: the framework's, then its own."""
+        framework = FRAMEWORK_ERRORS + (() if self.read_only else WRITE_ERRORS)
+        return framework + self.errors
 
     @property
     def qualname(self) -> str:
@@ -289,6 +315,7 @@ def build_spec(
     title: str | None,
     policy: Policy,
     destructive: bool | None,
+    errors: Mapping[str, str] | None = None,
 ) -> ToolSpec:
     """Check ``fn`` against every registration rule and prepare its schemas.
 
@@ -322,6 +349,12 @@ def build_spec(
     text = description or inspect.getdoc(fn)
     if not text:
         raise _fail(where, "a description is required (it is the model's only manual)")
+    declared = tuple((errors or {}).items())
+    for code, when in declared:
+        if not isinstance(code, str) or not ERROR_CODE_RE.fullmatch(code):
+            raise _fail(where, f"error code {code!r} must be dotted words, e.g. Flock.NotFound")
+        if not isinstance(when, str) or not when.strip():
+            raise _fail(where, f"error code {code!r} needs a description of when it is answered")
 
     try:
         hints = typing.get_type_hints(fn, include_extras=True)
@@ -447,6 +480,7 @@ def build_spec(
         output_schema=output_schema,
         parameters=tuple(params),
         has_param_headers=bool(x_mcp_header_map(input_schema)),
+        errors=declared,
     )
 
 
@@ -469,11 +503,14 @@ class Registry:
         title: str | None = None,
         policy: Policy = AUTHENTICATED,
         destructive: bool | None = None,
+        errors: Mapping[str, str] | None = None,
     ) -> Callable[[F], F]:
         """Register the decorated function as an MCP tool; returns it unchanged.
 
         ``read_only`` defaults to False: an undeclared tool is a write tool, gets a required
-        ``idempotencyKey`` and runs inside the idempotent unit (fail-closed).
+        ``idempotencyKey`` and runs inside the idempotent unit (fail-closed). ``errors`` maps
+        each stable code the tool itself can answer with to when (the tool reference lists
+        them with the framework's own).
 
         Raises:
             TypeError: used bare (``@tool`` without arguments).
@@ -493,6 +530,7 @@ class Registry:
                 title=title,
                 policy=policy,
                 destructive=destructive,
+                errors=errors,
             )
             self.add(spec)
             return func

@@ -324,6 +324,11 @@ class SalesOrderCreateApi(APIView):
         operation_id="sales-order-create",
         tags=[TAG_ORDERS],
         summary="Create a Draft order; prices are snapshot in the farm's currency.",
+        description=(
+            "`orderDate` (default: the farm's today) lies within the farm's late-entry grace "
+            "(its `late_entry_days`, default 366) up to its today: "
+            "`SalesOrder.OrderDate.InFuture`, `SalesOrder.OrderDate.TooOld` (400)."
+        ),
         request=InputSerializer,
         responses={201: OrderDetailOutputSerializer, **_problems(400, 404, 409)},
     )
@@ -456,7 +461,9 @@ class PaymentRecordApi(APIView):
         summary="Record a payment against a Confirmed order (no overpayment).",
         description=(
             "`Payment.OrderNotConfirmed` (422) unless Confirmed; `Payment.Overpayment` (422, "
-            "`outstanding`) when the amount exceeds what is still owed."
+            "`outstanding`) when the amount exceeds what is still owed. `paymentDate` lies "
+            "within the farm's late-entry grace up to its today: "
+            "`Payment.PaymentDate.InFuture`, `Payment.PaymentDate.TooOld` (400)."
         ),
         request=InputSerializer,
         responses={201: PaymentOutputSerializer, **_problems(400, 404, 422)},

@@ -323,7 +323,11 @@ class DailyEntryRecordApi(APIView):
         description=(
             "Upserts on (farm, house, flock, date). Recording leaves a Draft; submit it to put "
             "the eggs in stock. 201 with `Location` when a Draft was created, 200 when the "
-            "existing Draft was updated."
+            "existing Draft was updated. The date lies between the flock's placement "
+            "(`DailyEntry.DateBeforePlacement`, 422) and the farm's today "
+            "(`DailyEntry.Date.NotFuture`, 400), within the farm's late-entry grace "
+            "(`DailyEntry.Date.TooOld`, 400); mortality never exceeds the birds alive "
+            "(`DailyEntry.MortalityExceedsBirdsAlive`, 422, checked again at submit)."
         ),
         request=InputSerializer,
         responses={

@@ -70,12 +70,13 @@ def test_create_snapshots_prices_and_currency_and_audits(farm: Any) -> None:
     other = SaleGradeFactory.create(farm=farm)
     customer = CustomerFactory.create(farm=farm)
     client = token_client(farm=farm, roles=["Sales"])
+    taken_on = days_ago(farm, 30).isoformat()
 
     response = client.post(
         reverse("sales-order-create"),
         {
             "customerId": customer.pk,
-            "orderDate": "2026-03-01",
+            "orderDate": taken_on,
             "lines": [
                 {"eggGradeId": grade.pk, "quantity": 30},
                 {"eggGradeId": other.pk, "quantity": 12, "unitPrice": "12.50"},
@@ -88,7 +89,7 @@ def test_create_snapshots_prices_and_currency_and_audits(farm: Any) -> None:
     assert response.status_code == 201, response.content
     body = response.json()
     assert body["status"] == "Draft"
-    assert body["orderDate"] == "2026-03-01"
+    assert body["orderDate"] == taken_on
     assert body["referenceNumber"] == f"SO-{body['id']:06d}"
     assert body["customerName"] == customer.name
     assert body["total"] == {"amount": "405.00", "currency": "PHP"}  # 30×8.50 + 12×12.50
