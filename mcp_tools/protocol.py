@@ -26,9 +26,18 @@ from mcp.shared.inbound import (
     unsupported_protocol_version_rejection,
     validate_mcp_param_headers,
 )
-from mcp_types import PROTOCOL_VERSION_META_KEY, SERVER_INFO_META_KEY
+from mcp_types import (
+    CLIENT_CAPABILITIES_META_KEY,
+    PROTOCOL_VERSION_META_KEY,
+    SERVER_INFO_META_KEY,
+)
 from mcp_types import methods as wire_methods
-from mcp_types.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
+from mcp_types.jsonrpc import (
+    INVALID_PARAMS,
+    INVALID_REQUEST,
+    METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+)
 from mcp_types.version import (
     HANDSHAKE_PROTOCOL_VERSIONS,
     LATEST_HANDSHAKE_VERSION,
@@ -79,6 +88,21 @@ def detect_era(header_version: str | None, message: _jsonrpc.Message) -> Era:
     if header_version is None:
         return Era(False, DEFAULT_HANDSHAKE_VERSION)
     return Era(header_version not in HANDSHAKE_PROTOCOL_VERSIONS, header_version)
+
+
+def declared_capabilities(era: Era, message: _jsonrpc.Message) -> Mapping[str, Any] | None:
+    """The client's capabilities as declared on this 2026-07-28 request; ``None`` (unknown) in
+    the handshake era."""
+    if not era.modern:
+        return None
+    meta = (message.params or {}).get("_meta")
+    declared = meta.get(CLIENT_CAPABILITIES_META_KEY) if isinstance(meta, Mapping) else None
+    return declared if isinstance(declared, Mapping) else {}
+
+
+def _missing_capabilities(spec: ToolSpec, ctx: CallContext) -> list[str]:
+    declared = ctx.client_capabilities or {}
+    return [name for name in spec.required_client_capabilities if name not in declared]
 
 
 def _error(era: Era, request_id: Any, code: int, message: str, data: Any = None) -> Reply:
@@ -217,8 +241,24 @@ async def _call_tool(
         if mismatch is not None:
             return _rejection(request_id, mismatch)
     validated = calls.validate_arguments(spec, arguments)
+    missing = _missing_capabilities(spec, ctx)
     if isinstance(validated, dict):
         result = validated
+    elif missing:
+        if era.modern:
+            return _error(
+                era,
+                request_id,
+                MISSING_REQUIRED_CLIENT_CAPABILITY,
+                f"Tool {spec.name} requires client capabilities: {', '.join(missing)}",
+                {"requiredCapabilities": {name: {} for name in missing}},
+            )
+        result = calls.error_result(
+            calls.CODE_CAPABILITY_REQUIRED,
+            f"This tool needs a client that supports {', '.join(missing)} "
+            "(MCP 2026-07-28 declares it per request).",
+            {"requiredCapabilities": missing},
+        )
     else:
         body = calls.run_read if spec.read_only else calls.run_write
         try:

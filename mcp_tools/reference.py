@@ -93,16 +93,13 @@ def render_tool(spec: ToolSpec) -> str:
     lines = [f"## `{spec.name}`", ""]
     if spec.title:
         lines += [f"**{spec.title}** — {'read' if spec.read_only else 'write'} tool.", ""]
-    mirror = (
-        "mirrors route " + ", ".join(f"`{route}`" for route in spec.mirrors)
-        if spec.mirrors
-        else f"mirrors no route ({spec.mirrors_no_route})"
-    )
     kind = "read-only" if spec.read_only else "write (idempotent: requires `idempotencyKey`)"
+    lines += [f"- kind: {kind}", f"- policy: `{spec.policy.name}` ({_roles(spec)})"]
+    if spec.mirrors:
+        lines.append("- mirrors route " + ", ".join(f"`{route}`" for route in spec.mirrors))
+    elif spec.mirrors_no_route:  # mirrors= is optional: a tool may declare neither
+        lines.append(f"- mirrors no route ({spec.mirrors_no_route})")
     lines += [
-        f"- kind: {kind}",
-        f"- policy: `{spec.policy.name}` ({_roles(spec)})",
-        f"- {mirror}",
         "",
         _cell(spec.description),
         "",

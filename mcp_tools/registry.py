@@ -151,6 +151,8 @@ class ToolSpec:
     output_schema: dict[str, Any] | None
     parameters: tuple[inspect.Parameter, ...]
     has_param_headers: bool = False  # an argument is mirrored in an Mcp-Param-* header
+    # Client capabilities the tool cannot work without (e.g. "sampling"); checked before it runs.
+    required_client_capabilities: tuple[str, ...] = ()
     # The tool's own stable error codes, each with when it is answered (the reference lists
     # them; the framework's own codes are added by ``error_codes``).
     errors: tuple[tuple[str, str], ...] = ()
@@ -158,6 +160,15 @@ class ToolSpec:
     def error_codes(self) -> tuple[tuple[str, str], ...]:
         """Every code a call of this tool can answer with: the framework's, then its own."""
         framework = FRAMEWORK_ERRORS + (() if self.read_only else WRITE_ERRORS)
+        if self.required_client_capabilities:
+            framework += (
+                (
+                    "Client.CapabilityRequired",
+                    "The client did not declare a capability this tool needs: "
+                    + ", ".join(self.required_client_capabilities)
+                    + ".",
+                ),
+            )
         return framework + self.errors
 
     @property
@@ -315,6 +326,7 @@ def build_spec(
     title: str | None,
     policy: Policy,
     destructive: bool | None,
+    requires_client_capabilities: Sequence[str] = (),
     errors: Mapping[str, str] | None = None,
 ) -> ToolSpec:
     """Check ``fn`` against every registration rule and prepare its schemas.
@@ -480,8 +492,15 @@ def build_spec(
         output_schema=output_schema,
         parameters=tuple(params),
         has_param_headers=bool(x_mcp_header_map(input_schema)),
+        required_client_capabilities=_capabilities(where, requires_client_capabilities),
         errors=declared,
     )
+
+
+def _capabilities(where: str, names: Sequence[str]) -> tuple[str, ...]:
+    if isinstance(names, str) or not all(isinstance(n, str) and n for n in names):
+        raise _fail(where, 'requires_client_capabilities is a list of names, e.g. ["sampling"]')
+    return tuple(sorted(set(names)))
 
 
 class Registry:
@@ -503,11 +522,17 @@ class Registry:
         title: str | None = None,
         policy: Policy = AUTHENTICATED,
         destructive: bool | None = None,
+        requires_client_capabilities: Sequence[str] = (),
         errors: Mapping[str, str] | None = None,
     ) -> Callable[[F], F]:
         """Register the decorated function as an MCP tool; returns it unchanged.
 
         ``read_only`` defaults to False: an undeclared tool is a write tool, gets a required
+        ``idempotencyKey`` and runs inside the idempotent unit (fail-closed).
+        ``requires_client_capabilities`` names client capabilities (e.g. ``"sampling"``) the
+        tool cannot work without: a 2026-07-28 client that does not declare them gets
+        -32021 before the tool runs; a handshake-era client, whose capabilities a stateless
+        server never sees, gets the tool error ``Client.CapabilityRequired``.
         ``idempotencyKey`` and runs inside the idempotent unit (fail-closed). ``errors`` maps
         each stable code the tool itself can answer with to when (the tool reference lists
         them with the framework's own).
@@ -530,6 +555,7 @@ class Registry:
                 title=title,
                 policy=policy,
                 destructive=destructive,
+                requires_client_capabilities=requires_client_capabilities,
                 errors=errors,
             )
             self.add(spec)
