@@ -23,6 +23,7 @@ Bounded for CI: ``CLUCK_FUZZ_EXAMPLES`` examples per tool and kind (default 25),
 from __future__ import annotations
 
 import collections
+import copy
 import datetime as dt
 import json
 import os
@@ -64,6 +65,8 @@ BOUNDARY_CODES = {"string_contains_nul", "string_not_unicode"}
 PROJECT_TOOLS = [
     spec for spec in default_registry.specs() if not spec.fn.__module__.startswith("tests.")
 ]
+# hypothesis-jsonschema resolves $refs in the schema it is given, in place: it only ever gets
+# a copy of a tool's published inputSchema.
 COUNTS: collections.Counter[str] = collections.Counter()
 
 
@@ -177,7 +180,7 @@ def _valid(spec: ToolSpec, known: list[Any]) -> st.SearchStrategy[dict[str, Any]
 
     @st.composite
     def build(draw: st.DrawFn) -> dict[str, Any]:
-        instance: Any = draw(from_schema(spec.input_schema))
+        instance: Any = draw(from_schema(copy.deepcopy(spec.input_schema)))
         # Steer some leaves onto rows that exist, where the schema allows the value.
         for path in list(_leaves(instance)):
             if draw(st.integers(0, 2)) == 0:
@@ -194,7 +197,7 @@ def _invalid(spec: ToolSpec) -> st.SearchStrategy[dict[str, Any]]:
 
     @st.composite
     def build(draw: st.DrawFn) -> dict[str, Any]:
-        instance: Any = draw(from_schema(spec.input_schema))
+        instance: Any = draw(from_schema(copy.deepcopy(spec.input_schema)))
         how = draw(st.sampled_from(["replace", "drop", "add"]))
         if how == "replace" and list(_leaves(instance)):
             path = draw(st.sampled_from(list(_leaves(instance))))
@@ -290,7 +293,9 @@ def test_valid_arguments_get_a_result_or_a_listed_error(
             assert codes <= BOUNDARY_CODES, error
         assert _snapshot(farm) == before, (spec.name, arguments, error)
 
+    published = copy.deepcopy(spec.input_schema)
     run()
+    assert spec.input_schema == published  # the generator never edits the published schema
 
 
 @pytest.mark.parametrize("spec", PROJECT_TOOLS, ids=lambda spec: spec.name)
@@ -314,7 +319,9 @@ def test_invalid_arguments_are_refused_and_write_nothing(
         assert error["code"] == CODE_INVALID_ARGUMENTS, (spec.name, arguments, error)
         assert _snapshot(farm) == before
 
+    published = copy.deepcopy(spec.input_schema)
     run()
+    assert spec.input_schema == published
 
 
 def test_zz_report_the_fuzz_case_counts(capsys: Any) -> None:
