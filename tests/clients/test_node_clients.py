@@ -373,9 +373,8 @@ def test_mcp_remote_relays_our_codes_over_stdio(demo_server: DemoServer, tmp_pat
     (mcp-remote finds 2026-07-28 through ``server/discover`` and bridges every request), and
     a bearer the server refuses: mcp-remote answers every 401 by discovering our authorization
     server (RFC 9728 → RFC 8414), registering itself, and printing our consent URL for this
-    resource — a sign-in the user can act on, never a silent hang. Mutation: drop
-    ``tenancy.bearer_challenge``'s ``resource_metadata`` from the 401 and unmount the
-    ``.well-known`` documents → no sign-in URL → red."""
+    resource — a sign-in the user can act on, never a silent hang. Mutation: unmount
+    ``tenancy.oauth.urls`` in ``cluck/urls.py`` → no sign-in URL → red."""
     node.require(node.MCP_REMOTE)
     server, day = demo_server, demo_server.days_ago(22)
     write = record_args("mcp-remote-1", server.house_2_brown["Active"], day)
