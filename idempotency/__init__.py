@@ -2,10 +2,12 @@
 
 Public surface (import-safe; no models): the port (``IdempotentUnit`` and its scope, work
 results and outcomes), the fingerprint helpers every adapter uses instead of hashing by hand,
-and the view markers. The HTTP adapter is ``idempotency.middleware.IdempotencyMiddleware``; the
-model is ``idempotency.models.IdempotencyRecord``.
+the view markers, and the signals observers receive (``unit_finished``, ``lease_stolen``). The
+HTTP adapter is ``idempotency.middleware.IdempotencyMiddleware``; the model is
+``idempotency.models.IdempotencyRecord``.
 """
 
+from idempotency.events import lease_stolen, unit_finished
 from idempotency.fingerprint import fingerprint_bytes, fingerprint_json, sha256_hex
 from idempotency.markers import (
     ExemptView,
@@ -42,6 +44,8 @@ __all__ = [
     "fingerprint_bytes",
     "fingerprint_json",
     "handles_own_idempotency",
+    "lease_stolen",
     "never_replay",
     "sha256_hex",
+    "unit_finished",
 ]

@@ -25,9 +25,11 @@ EXPECTED = {
         "accepts_superseded_credentials",
         "active_roles",
         "bearer_challenge",
+        "bearer_refused",
         "effective_role",
         "evaluate",
         "ignores_ambient_credentials",
+        "rate_limited",
         "renders_authentication_failure",
     },
     "idempotency": {
@@ -46,8 +48,10 @@ EXPECTED = {
         "fingerprint_bytes",
         "fingerprint_json",
         "handles_own_idempotency",
+        "lease_stolen",
         "never_replay",
         "sha256_hex",
+        "unit_finished",
     },
     "mcp_tools": {"CallContext", "CallContextRefusedError", "ToolError", "ToolFailure", "tool"},
 }
