@@ -137,15 +137,26 @@ def instruments() -> _Instruments:
 # --- samples ------------------------------------------------------------------------------------
 
 
+@functools.cache
+def _call_series(protocol: str, tool: str, outcome: str, code: str) -> tuple[Any, Any]:
+    # Label values are bounded (catalogue names, outcomes, codes): one lookup per series.
+    metrics = instruments()
+    return (
+        metrics.calls.labels(protocol, tool, outcome, code),
+        metrics.duration.labels(protocol, tool, outcome),
+    )
+
+
 def observe_call(call: ToolCall) -> None:
     """Count ``call`` and its duration."""
     if prometheus_client is None:
         return
-    metrics = instruments()
-    tool, outcome = call.tool_label, str(call.outcome)
-    metrics.calls.labels(call.protocol, tool, outcome, call.error_code or "").inc()
+    count, duration = _call_series(
+        call.protocol, call.tool_label, str(call.outcome), call.error_code or ""
+    )
+    count.inc()
     if call.duration_seconds is not None:
-        metrics.duration.labels(call.protocol, tool, outcome).observe(call.duration_seconds)
+        duration.observe(call.duration_seconds)
 
 
 def bound_refused(bound: str) -> None:

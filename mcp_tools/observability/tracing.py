@@ -31,7 +31,14 @@ from typing import TYPE_CHECKING, Any, Final, TypeVar
 try:
     from opentelemetry import context as otel_context
     from opentelemetry import propagate, trace
-    from opentelemetry.trace import Link, SpanKind, Status, StatusCode
+    from opentelemetry.trace import (
+        Link,
+        NoOpTracerProvider,
+        ProxyTracerProvider,
+        SpanKind,
+        Status,
+        StatusCode,
+    )
 except ImportError:  # the "otel" extra is not installed
     otel_context = None  # type: ignore[assignment]
     trace = None  # type: ignore[assignment]
@@ -47,6 +54,13 @@ T = TypeVar("T")
 def available() -> bool:
     """``opentelemetry-api`` is installed."""
     return trace is not None
+
+
+def recording() -> bool:
+    """A tracer provider is configured (an SDK): spans are worth starting."""
+    return trace is not None and not isinstance(
+        trace.get_tracer_provider(), ProxyTracerProvider | NoOpTracerProvider
+    )
 
 
 def _parent(meta: Any, headers: Mapping[str, str] | None) -> tuple[Any, list[Any]]:
@@ -94,8 +108,8 @@ def _start_attributes(call: ToolCall) -> dict[str, Any]:
 @contextmanager
 def span_for(call: ToolCall, *, meta: Any, headers: Mapping[str, str] | None) -> Iterator[None]:
     """Start ``call``'s span, current for the block; ``end`` (via ``call.finish``) ends it."""
-    if trace is None:
-        yield
+    if not recording():
+        yield  # no SDK: every span would be a no-op, and its trace would reach no one
         return
     parent, links = _parent(meta, headers)
     parent_context = trace.get_current_span(parent).get_span_context()
@@ -156,7 +170,7 @@ def carry(work: Callable[[], T]) -> Callable[[], T]:
     Only OpenTelemetry's context travels (spans a tool starts become children of its call's
     span); no other context variable does.
     """
-    if otel_context is None:
+    if not recording():
         return work
     captured = otel_context.get_current()
 
