@@ -8,6 +8,8 @@ class CluckConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from cluck import checks  # noqa: F401
+
         if settings.CLUCK_OTEL:
             from cluck.telemetry import configure
 

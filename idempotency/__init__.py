@@ -2,19 +2,27 @@
 
 Public surface (import-safe; no models): the port (``IdempotentUnit`` and its scope, work
 results and outcomes), the fingerprint helpers every adapter uses instead of hashing by hand,
-the view markers, and the signals observers receive (``unit_finished``, ``lease_stolen``). The
-HTTP adapter is ``idempotency.middleware.IdempotencyMiddleware``; the model is
+the key rule every adapter checks (``key_problem``, ``KEY_PATTERN``, ``max_key_length``), the
+view markers, and the signals observers receive (``unit_finished``, ``lease_stolen``). The HTTP
+adapter is ``idempotency.middleware.IdempotencyMiddleware``; the model is
 ``idempotency.models.IdempotencyRecord``.
 """
 
 from idempotency.events import lease_stolen, unit_finished
-from idempotency.fingerprint import fingerprint_bytes, fingerprint_json, sha256_hex
+from idempotency.fingerprint import (
+    bound_fingerprint,
+    fingerprint_bytes,
+    fingerprint_json,
+    sha256_hex,
+)
+from idempotency.keys import KEY_PATTERN, key_problem, max_key_length
 from idempotency.markers import (
     ExemptView,
     exempt_views,
     exemption_of,
     handles_own_idempotency,
     never_replay,
+    user_scoped_keys,
 )
 from idempotency.unit import (
     Executed,
@@ -29,6 +37,7 @@ from idempotency.unit import (
 )
 
 __all__ = [
+    "KEY_PATTERN",
     "Executed",
     "ExemptView",
     "Failure",
@@ -39,13 +48,17 @@ __all__ = [
     "Outcome",
     "Replayed",
     "Success",
+    "bound_fingerprint",
     "exempt_views",
     "exemption_of",
     "fingerprint_bytes",
     "fingerprint_json",
     "handles_own_idempotency",
+    "key_problem",
     "lease_stolen",
+    "max_key_length",
     "never_replay",
+    "user_scoped_keys",
     "sha256_hex",
     "unit_finished",
 ]

@@ -40,6 +40,15 @@ def renders_authentication_failure(view: F) -> F:
     return view
 
 
+COUNTS_OWN_RATE = "tenancy_counts_own_rate"
+
+
+def counts_own_rate(view: F) -> F:
+    """The view keeps its own rate budget (``/mcp``): tenancy's per-member count skips it."""
+    setattr(view, COUNTS_OWN_RATE, True)
+    return view
+
+
 def has_marker(view_func: Any, marker: str) -> bool:
     """True if the view function, or the class-based view behind it, carries ``marker``."""
     if getattr(view_func, marker, False):
@@ -63,3 +72,14 @@ def never_replayed(reason: str) -> Callable[[F], F]:
         return view
 
     return mark
+
+
+# idempotency's second view attribute: keys sent to the view belong to the acting user.
+IDEMPOTENCY_USER_SCOPED_KEYS = "idempotency_user_scoped_keys"
+
+
+def keys_per_user(view: F) -> F:
+    """Idempotency keys sent to this ``/me`` write are the acting user's own, wherever the
+    project mounts ``tenancy.urls`` (no path prefix to configure)."""
+    setattr(view, IDEMPOTENCY_USER_SCOPED_KEYS, True)
+    return view
