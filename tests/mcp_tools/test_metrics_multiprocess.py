@@ -67,7 +67,7 @@ def _value(exposition: str, name: str, **labels: str) -> float:
 def test_metrics_sum_the_calls_of_every_server_process(tmp_path: Path) -> None:
     """Mutation: serve ``REGISTRY`` (this process's counts) in ``metrics.exposition`` even under
     ``PROMETHEUS_MULTIPROC_DIR`` → red (the scrape sees one process's share)."""
-    bearer = bearer_for(MembershipFactory(tenant=FarmFactory(), roles=["Admin"]))
+    bearer = bearer_for(MembershipFactory.create(tenant=FarmFactory(), roles=["Admin"]))
     directory = tmp_path / "prometheus"
     directory.mkdir()
     env = {

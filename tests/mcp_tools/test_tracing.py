@@ -60,9 +60,9 @@ def _provider() -> TracerProvider:
         provider = TracerProvider()
         provider.add_span_processor(PROCESSOR)
         trace.set_tracer_provider(provider)
-    provider = trace.get_tracer_provider()
-    assert isinstance(provider, TracerProvider)
-    return provider
+    current = trace.get_tracer_provider()
+    assert isinstance(current, TracerProvider)
+    return current
 
 
 @pytest.fixture
