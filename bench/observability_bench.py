@@ -1,6 +1,6 @@
 """Observability benchmark (not a test): what the call record, metrics and spans cost a call.
 
-    .venv/bin/python bench/observability_bench.py [--calls 300] [--rounds 7] [--micro 20000]
+    .venv/bin/python bench/observability_bench.py [--calls 200] [--rounds 11] [--micro 20000]
 
 Starts an embedded PostgreSQL in a temporary directory, migrates and seeds one farm with an
 owner and a bearer token, then measures in this one process, with every configuration in the
@@ -181,7 +181,7 @@ def _unobserved(i: int) -> None:
 
 def _report(title: str, samples: dict[str, list[tuple[float, float]]], ratios: bool) -> None:
     print(f"\n{title}")
-    header = f"  {'config':<9} {'CPU µs/call':>12} {'CPU +µs':>9}"
+    header = f"  {'config':<9} {'CPU µs/call':>12} {'CPU +µs':>9} {'(quartiles)':>19}"
     header += f" {'CPU +%':>8}" if ratios else ""
     print(header + f" {'wall µs/call':>13} {'wall +µs':>9}")
     base = samples["off"]
@@ -191,6 +191,10 @@ def _report(title: str, samples: dict[str, list[tuple[float, float]]], ratios: b
             mine = [v[kind] for v in values]
             diffs = [v[kind] - b[kind] for v, b in zip(values, base, strict=True)]
             line += f" {statistics.median(mine):12.1f} {statistics.median(diffs):9.1f}"
+            if kind == 0:
+                # The spread of the rounds' own differences: how far to trust the median.
+                low, _, high = statistics.quantiles(diffs, n=4) if len(diffs) > 1 else (0, 0, 0)
+                line += f" {f'[{low:.0f}, {high:.0f}]':>19}"
             if kind == 0 and ratios:
                 share = [v[0] / b[0] - 1 for v, b in zip(values, base, strict=True)]
                 line += f" {statistics.median(share) * 100:7.2f}%"
@@ -199,8 +203,8 @@ def _report(title: str, samples: dict[str, list[tuple[float, float]]], ratios: b
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--calls", type=int, default=300, help="end-to-end calls per round")
-    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--calls", type=int, default=200, help="end-to-end calls per round")
+    parser.add_argument("--rounds", type=int, default=11)
     parser.add_argument("--micro", type=int, default=20000, help="isolated calls per round")
     args = parser.parse_args()
     os.environ.setdefault("MCP_TOOLS_RATE", "100000000/m")

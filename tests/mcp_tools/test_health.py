@@ -63,8 +63,11 @@ def test_readyz_answers_only_get_and_head():
 
 @pytest.mark.e2e
 def test_with_the_database_down_readyz_is_unavailable_and_healthz_still_ok():
-    """A real server whose database refuses connections. Mutation: make ``readiness`` report
-    "ok" for a database that raised → red."""
+    """A real server whose database refuses connections. Mutation: catch only
+    ``ProgrammingError`` in ``_database_answers`` → red (the refused connection escapes the
+    probe, whose answer is no longer its JSON). Answering "ok" for the database that raised
+    is not enough to turn it red: the read of ``django_migrations`` then fails and
+    ``readiness`` reports the database unreachable all the same."""
     nowhere = f"postgres://nobody:nothing@127.0.0.1:{free_port()}/none"
     env = {"DATABASE_URL": nowhere, "CLUCK_DB_POOL": "0"}
     with serve(env=env) as url:
