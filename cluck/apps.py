@@ -1,4 +1,5 @@
 from django.apps import AppConfig
+from django.conf import settings
 
 
 class CluckConfig(AppConfig):
@@ -8,3 +9,8 @@ class CluckConfig(AppConfig):
 
     def ready(self) -> None:
         from cluck import checks  # noqa: F401
+
+        if settings.CLUCK_OTEL:
+            from cluck.telemetry import configure
+
+            configure()

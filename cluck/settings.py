@@ -304,12 +304,33 @@ MCP_TOOLS_ALLOWED_ORIGINS = _env_list(
     ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
 )
 
+# --- observability (docs/operating.md) -------------------------------------------------------
+# /metrics is a 404 unless a guard is set: the scraper's bearer token and/or its addresses.
+MCP_TOOLS_METRICS_TOKEN = os.environ.get("MCP_TOOLS_METRICS_TOKEN") or None
+MCP_TOOLS_METRICS_ALLOWED_IPS = _env_list("MCP_TOOLS_METRICS_ALLOWED_IPS", [])
+# Optional fields of the per-call log record ("argument_names", "client", "email").
+MCP_TOOLS_CALL_LOG_EXTRA_FIELDS = _env_list("MCP_TOOLS_CALL_LOG_EXTRA_FIELDS", [])
+# CLUCK_OTEL=1: OpenTelemetry traces of requests and tool calls (cluck/telemetry.py).
+CLUCK_OTEL = _env_bool("CLUCK_OTEL", False)
+
+_LOG_LEVEL = os.environ.get("LOG_LEVEL", "WARNING")
 LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
-    "handlers": {"console": {"class": "logging.StreamHandler"}},
-    "root": {"handlers": ["console"], "level": os.environ.get("LOG_LEVEL", "WARNING")},
+    "formatters": {
+        "json": {"()": "mcp_tools.observability.JsonFormatter", "static": {"service": "cluck"}},
+    },
+    "handlers": {
+        "console": {
+            "class": "logging.StreamHandler",
+            # CLUCK_LOG_FORMAT=json: one JSON object per line (the per-call records included).
+            **({"formatter": "json"} if os.environ.get("CLUCK_LOG_FORMAT") == "json" else {}),
+        }
+    },
+    "root": {"handlers": ["console"], "level": _LOG_LEVEL},
     "loggers": {
         "django.server": {"handlers": ["console"], "level": "INFO", "propagate": False},
+        # One record per tool call at INFO (WARNING: rate limited, overloaded, timed out).
+        "mcp_tools.calls": {"level": os.environ.get("CLUCK_CALL_LOG_LEVEL", _LOG_LEVEL)},
     },
 }

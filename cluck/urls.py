@@ -11,6 +11,8 @@ urlpatterns = [
     # mcp_tools.urls, whose JSON 404s answer the discovery paths nothing here serves.
     path("", include("tenancy.oauth.urls")),
     path("", include("mcp_tools.urls")),  # POST /mcp (exactly; no slash) + OAuth probe 404s
+    # /healthz, /readyz, and /metrics (a 404 unless MCP_TOOLS_METRICS_* guard it): operating.md
+    path("", include("mcp_tools.observability.urls")),
     path("admin/", admin.site.urls),
     path("api/v1/", include("tenancy.urls")),
     path("api/v1/", include("cluck.api.urls")),

@@ -2,11 +2,13 @@
 
 Public surface (import-safe; no models): the port (``IdempotentUnit`` and its scope, work
 results and outcomes), the fingerprint helpers every adapter uses instead of hashing by hand,
-the key rule every adapter checks (``key_problem``, ``KEY_PATTERN``, ``max_key_length``), and
-the view markers. The HTTP adapter is ``idempotency.middleware.IdempotencyMiddleware``; the
-model is ``idempotency.models.IdempotencyRecord``.
+the key rule every adapter checks (``key_problem``, ``KEY_PATTERN``, ``max_key_length``), the
+view markers, and the signals observers receive (``unit_finished``, ``lease_stolen``). The HTTP
+adapter is ``idempotency.middleware.IdempotencyMiddleware``; the model is
+``idempotency.models.IdempotencyRecord``.
 """
 
+from idempotency.events import lease_stolen, unit_finished
 from idempotency.fingerprint import (
     bound_fingerprint,
     fingerprint_bytes,
@@ -53,8 +55,10 @@ __all__ = [
     "fingerprint_json",
     "handles_own_idempotency",
     "key_problem",
+    "lease_stolen",
     "max_key_length",
     "never_replay",
     "user_scoped_keys",
     "sha256_hex",
+    "unit_finished",
 ]

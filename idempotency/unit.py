@@ -39,7 +39,7 @@ from django.db import DatabaseError, transaction
 from django.db.models import Field
 from django.utils import timezone
 
-from idempotency import conf
+from idempotency import conf, events
 from idempotency.fingerprint import canonical_json
 
 logger = logging.getLogger(__name__)
@@ -173,6 +173,7 @@ class IdempotentUnit:
 
     # --- the protocol ----------------------------------------------------------------------
 
+    @events.reports_outcome  # observability: sends events.unit_finished with the outcome
     def run(self, scope: IdempotencyScope, work: Callable[[], Success | Failure]) -> Outcome:
         """Claim ``scope``, run ``work`` once and publish its ``Success`` atomically with it.
 
@@ -255,6 +256,7 @@ class IdempotentUnit:
                     .update(lease_owner=owner, lease_expires_at=lease_until)
                 )
                 if stolen == 1:
+                    events.lease_stolen.send(sender=type(self), scope=scope)  # observability
                     return _Claimed()
             waited = self._wait_or_give_up(row, now, deadline)
             if waited is not None:

@@ -13,6 +13,7 @@ class McpToolsConfig(AppConfig):
 
     def ready(self) -> None:
         from mcp_tools import checks  # noqa: F401  (registers the system checks)
+        from mcp_tools.observability import connect as connect_observability
         from mcp_tools.registry import default_registry
         from mcp_tools.surfaces import prepare
 
@@ -20,3 +21,4 @@ class McpToolsConfig(AppConfig):
         # raises ImproperlyConfigured here, so no command (check, runserver, migrate) starts.
         autodiscover_modules("mcp")
         prepare(default_registry)
+        connect_observability()  # observability: its system checks, the metrics' receivers

@@ -19,7 +19,7 @@ from django.db import close_old_connections
 from django.utils.module_loading import import_string
 from pydantic import BaseModel, ValidationError
 
-from mcp_tools import _jsonrpc, conf
+from mcp_tools import _jsonrpc, conf, observability
 from mcp_tools.context import CallContext
 from mcp_tools.error_pages import database_unavailable
 from mcp_tools.exceptions import ToolError, ToolFailure
@@ -98,6 +98,7 @@ async def run_bounded(work: Callable[[], T]) -> T:
     limit = int(conf.get("MAX_CONCURRENT_CALLS"))
     timeout = float(conf.get("CALL_TIMEOUT_SECONDS"))
     if not slots.try_acquire(limit):
+        observability.bound_refused("concurrency")  # observability
         raise BoundError(
             OVERLOADED,
             "Server overloaded: too many tool calls in progress; retry shortly",
@@ -114,13 +115,14 @@ async def run_bounded(work: Callable[[], T]) -> T:
             slots.release()
 
     try:
-        future = _pool().submit(in_thread)
+        future = _pool().submit(observability.carry(in_thread))  # observability: trace context
     except BaseException:
         slots.release()
         raise
     try:
         return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), timeout)
     except TimeoutError:
+        observability.bound_refused("deadline")  # observability
         raise BoundError(
             TIMED_OUT,
             f"Tool call exceeded its {timeout:g} s deadline",

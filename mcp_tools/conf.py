@@ -46,6 +46,14 @@ DEFAULTS: dict[str, Any] = {
     # without scopes (a personal token) is decided by its role alone.
     "READ_SCOPE": "mcp:read",
     "WRITE_SCOPE": "mcp:write",
+    # --- observability (mcp_tools.observability, docs/operating.md) ---
+    # /metrics answers 404 unless a guard is set: a bearer token the scraper sends, and/or the
+    # addresses (IPs or CIDRs, matched against REMOTE_ADDR) it may come from. Both set: both.
+    "METRICS_TOKEN": None,
+    "METRICS_ALLOWED_IPS": [],
+    # Optional fields of the per-call log record: "argument_names", "client", "email".
+    # Argument values are never logged.
+    "CALL_LOG_EXTRA_FIELDS": [],
 }
 
 

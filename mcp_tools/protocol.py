@@ -45,7 +45,7 @@ from mcp_types.version import (
 )
 from pydantic import ValidationError
 
-from mcp_tools import _jsonrpc, calls, conf
+from mcp_tools import _jsonrpc, calls, conf, observability
 from mcp_tools.context import CallContext
 from mcp_tools.registry import ToolSpec
 from mcp_tools.surfaces import Catalogue, Surface
@@ -254,6 +254,7 @@ def _visible(surface: Surface, ctx: CallContext, name: Any) -> ToolSpec | None:
     return spec
 
 
+@observability.observed_tool_call  # observability: one log record, metric sample, span per call
 async def _call_tool(
     message: _jsonrpc.Message,
     *,
@@ -305,6 +306,7 @@ async def _call_tool(
             result = await calls.run_bounded(lambda: body(spec, ctx, validated))
         except calls.BoundError as exc:
             return _error(era, request_id, exc.code, exc.message, exc.data)
+    observability.note_result(result)  # observability
     if era.modern:
         result = _modern_result(result, catalogue)
     return Reply(200, _jsonrpc.result_bytes(request_id, result))

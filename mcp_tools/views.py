@@ -20,7 +20,7 @@ from django.views.decorators.csrf import csrf_exempt
 from django_ratelimit.core import get_usage
 
 from idempotency import handles_own_idempotency
-from mcp_tools import _jsonrpc, conf, protocol
+from mcp_tools import _jsonrpc, conf, observability, protocol
 from mcp_tools.calls import FORBIDDEN, RATE_LIMITED, UNAUTHENTICATED
 from mcp_tools.context import CallContext, request_in_flight
 from mcp_tools.exceptions import CallContextRefusedError, UnknownSurfaceError
@@ -166,6 +166,7 @@ async def mcp_view(request: HttpRequest) -> HttpResponse:
     usage = await sync_to_async(_rate_usage)(request)
     if usage is not None and usage["should_limit"]:
         retry_after = str(max(int(usage["time_left"]), 1))
+        observability.rate_limited(request, group=RATE_GROUP)  # observability
         return _error(
             429, RATE_LIMITED, "Rate limit exceeded; retry later", **{"Retry-After": retry_after}
         )

@@ -1,12 +1,14 @@
 """``tenancy``: who is calling — tenant, actor and row scope, resolved once per request.
 
 Public surface (import-safe; no models): the request-scoped context types, roles and policies,
-the view markers, the bearer challenge and the errors. Models live in ``tenancy.models``; the
+the view markers, the bearer challenge, the errors and the signals observers receive
+(``bearer_refused``, ``rate_limited``). Models live in ``tenancy.models``; the
 REST views in ``tenancy.urls``.
 """
 
 from tenancy.challenges import bearer_challenge
 from tenancy.context import ActorContext, RowScope, TenantContext
+from tenancy.events import bearer_refused, rate_limited
 from tenancy.exceptions import (
     AuthenticationFailedError,
     NotAuthenticatedError,
@@ -49,8 +51,10 @@ __all__ = [
     "accepts_superseded_credentials",
     "active_roles",
     "bearer_challenge",
+    "bearer_refused",
     "effective_role",
     "evaluate",
     "ignores_ambient_credentials",
+    "rate_limited",
     "renders_authentication_failure",
 ]

@@ -24,6 +24,7 @@ from rest_framework.views import APIView
 from tenancy import conf
 from tenancy._schema import OpenApiResponse, extend_schema
 from tenancy.authentication import TenancyAuthentication
+from tenancy.events import rate_limited
 from tenancy.exceptions import (
     InvalidCredentialsError,
     LoginRateLimitedError,
@@ -140,6 +141,7 @@ class LoginApi(ProblemsByDefault, APIView):
             increment=True,
         )
         if usage is not None and usage["should_limit"]:
+            rate_limited.send(sender=LoginApi, request=request._request, group=LOGIN_RATE_GROUP)
             raise LoginRateLimitedError(wait=max(1, int(usage["time_left"])))
         data = LoginInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)

@@ -24,6 +24,7 @@ from tenancy import conf
 from tenancy.challenges import bearer_challenge
 from tenancy.context import ActorContext, RowScope, TenantContext
 from tenancy.credentials import authenticate_bearer
+from tenancy.events import bearer_refused
 from tenancy.exceptions import AuthenticationFailedError, CredentialsSupersededError
 from tenancy.markers import (
     ACCEPTS_SUPERSEDED_CREDENTIALS,
@@ -54,6 +55,7 @@ def refuse(
     request: HttpRequest, view_func: Callable[..., Any], error: AuthenticationFailedError
 ) -> HttpResponse | None:
     """Answer a refused bearer with a problem 401, or record it for a view that renders it."""
+    bearer_refused.send(sender=type(error), request=request, reason=str(error.default_code))
     if has_marker(view_func, RENDERS_AUTHENTICATION_FAILURE):
         request.authentication_failure = error  # type: ignore[attr-defined]
         return None

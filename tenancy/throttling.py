@@ -20,6 +20,7 @@ from django.http import HttpRequest, HttpResponse
 from django_ratelimit.core import get_usage
 
 from tenancy import conf
+from tenancy.events import rate_limited
 from tenancy.permissions import request_actor
 from tenancy.problems import problem_response
 
@@ -45,6 +46,7 @@ def rate_refusal(request: HttpRequest) -> HttpResponse | None:
     )
     if usage is None or not usage["should_limit"]:
         return None
+    rate_limited.send(sender=rate_refusal, request=request, group=RATE_GROUP)  # observability
     retry_after = max(math.ceil(float(usage["time_left"])), 1)
     return problem_response(
         request=request,
