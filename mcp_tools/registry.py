@@ -33,6 +33,9 @@ IDEMPOTENCY_KEY_MAX_LENGTH: Final = 255
 REPLAYED_FIELD: Final = "replayed"
 
 ResultKind = Literal["model", "text", "content"]
+# Tasks (mcp_tools.tasks): "optional" and "required" tools may hand their work to a task.
+TaskSupport = Literal["forbidden", "optional", "required"]
+TASK_SUPPORT_VALUES: Final = ("forbidden", "optional", "required")
 
 
 def _banned_types() -> tuple[type, ...]:
@@ -132,6 +135,7 @@ class ToolSpec:
     output_schema: dict[str, Any] | None
     parameters: tuple[inspect.Parameter, ...]
     has_param_headers: bool = False  # an argument is mirrored in an Mcp-Param-* header
+    task_support: TaskSupport = "forbidden"
 
     @property
     def qualname(self) -> str:
@@ -162,6 +166,10 @@ class ToolSpec:
             definition["annotations"]["title"] = self.title
         if self.output_schema is not None:
             definition["outputSchema"] = self.output_schema
+        if self.task_support != "forbidden":
+            # 2025-11-25 reads it; the 2026-07-28 sieve drops it (the tasks extension decides
+            # per call instead).
+            definition["execution"] = {"taskSupport": self.task_support}
         return definition
 
 
@@ -254,6 +262,7 @@ def build_spec(
     title: str | None,
     policy: Policy,
     destructive: bool | None,
+    task_support: TaskSupport = "forbidden",
 ) -> ToolSpec:
     """Check ``fn`` against every registration rule and prepare its schemas.
 
@@ -287,6 +296,8 @@ def build_spec(
     text = description or inspect.getdoc(fn)
     if not text:
         raise _fail(where, "a description is required (it is the model's only manual)")
+    if task_support not in TASK_SUPPORT_VALUES:
+        raise _fail(where, f"task_support must be one of {TASK_SUPPORT_VALUES}")
 
     try:
         hints = typing.get_type_hints(fn, include_extras=True)
@@ -411,6 +422,7 @@ def build_spec(
         output_schema=output_schema,
         parameters=tuple(params),
         has_param_headers=bool(x_mcp_header_map(input_schema)),
+        task_support=task_support,
     )
 
 
@@ -433,11 +445,14 @@ class Registry:
         title: str | None = None,
         policy: Policy = AUTHENTICATED,
         destructive: bool | None = None,
+        task_support: TaskSupport = "forbidden",
     ) -> Callable[[F], F]:
         """Register the decorated function as an MCP tool; returns it unchanged.
 
         ``read_only`` defaults to False: an undeclared tool is a write tool, gets a required
         ``idempotencyKey`` and runs inside the idempotent unit (fail-closed).
+        ``task_support`` ("optional"/"required") lets a long-running tool hand its work to a
+        task (``ctx.continue_as_task()``; see ``mcp_tools.tasks``).
 
         Raises:
             TypeError: used bare (``@tool`` without arguments).
@@ -457,6 +472,7 @@ class Registry:
                 title=title,
                 policy=policy,
                 destructive=destructive,
+                task_support=task_support,
             )
             self.add(spec)
             return func

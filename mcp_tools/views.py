@@ -14,12 +14,13 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from asgiref.sync import sync_to_async
-from django.http import HttpRequest, HttpResponse
+from django.core.handlers.asgi import ASGIRequest
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 from django_ratelimit.core import get_usage
 
 from idempotency import handles_own_idempotency
-from mcp_tools import _jsonrpc, conf, protocol
+from mcp_tools import _jsonrpc, conf, protocol, streaming
 from mcp_tools.calls import FORBIDDEN, RATE_LIMITED, UNAUTHENTICATED
 from mcp_tools.context import CallContext, request_in_flight
 from mcp_tools.exceptions import CallContextRefusedError, UnknownSurfaceError
@@ -116,7 +117,7 @@ def _challenge() -> HttpResponse:
 @csrf_exempt
 @handles_own_idempotency
 @body_cap
-async def mcp_view(request: HttpRequest) -> HttpResponse:
+async def mcp_view(request: HttpRequest) -> HttpResponseBase:
     """Serve one MCP JSON-RPC message statelessly. Never issues ``Mcp-Session-Id``."""
     if request.method != "POST":
         response = _error(405, -32600, "Method not allowed: this endpoint serves POST only")
@@ -184,15 +185,20 @@ async def mcp_view(request: HttpRequest) -> HttpResponse:
         except UnknownSurfaceError:
             security_logger.warning("MCP caller without a surface refused: %r", ctx.role)
             return _error(403, FORBIDDEN, "Forbidden: no tools are available to this role")
-        reply = await protocol.dispatch(
+        answer = await protocol.dispatch(
             message,
             era=era,
             ctx=ctx,
             surface=surface,
             catalogue=catalogue,
             headers=request.headers,
+            # Streams need the ASGI handler's event loop to outlive the view (not WSGI).
+            streamable=isinstance(request, ASGIRequest)
+            and streaming.accepts_event_stream(request.headers.get("Accept")),
         )
-    return _json(reply.status, reply.body)
+    if isinstance(answer, streaming.StreamReply):
+        return streaming.response(answer)
+    return _json(answer.status, answer.body)
 
 
 def oauth_metadata_not_found(request: HttpRequest, **kwargs: Any) -> HttpResponse:
