@@ -71,11 +71,8 @@ def test_pages_hold_at_most_the_page_size_and_chain_by_cursor(mcp_client):
             if cursor is None:
                 break
     assert pages > 1
-    assert (
-        names
-        == sorted(names)
-        == [s.name for s in active_catalogue().surface_for(FARM_ROLES["Owner"]).tools.values()]
-    )
+    owner = active_catalogue().surface_for(FARM_ROLES["Owner"])
+    assert names == sorted(names) == sorted([*owner.tools, *owner.factories])
 
 
 @pytest.mark.django_db

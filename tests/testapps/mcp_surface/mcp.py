@@ -475,10 +475,9 @@ class _Echo(BaseModel):
 )
 def factory_echo(ctx: CallContext) -> FactoryTool:
     values = tuple(f"tenant-{ctx.tenant_id}-{suffix}" for suffix in ("a", "b"))
+    fields: dict[str, Any] = {"value": (Literal.__getitem__(values), ...)}
     arguments = create_model(
-        "FactoryEchoArguments",
-        __config__=ConfigDict(extra="forbid"),
-        value=(Literal[values], ...),  # type: ignore[valid-type]
+        "FactoryEchoArguments", __config__=ConfigDict(extra="forbid"), **fields
     )
     controls.built(arguments)
 
