@@ -24,8 +24,8 @@ from tests.tool_errors import tool_error
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 MODERN = "2026-07-28"
-ELICIT = {"elicitation": {}}
-TASKS = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+ELICIT: dict[str, Any] = {"elicitation": {}}
+TASKS: dict[str, Any] = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
 USERS = (
     "owner@sunrise.example",
     "worker@sunrise.example",

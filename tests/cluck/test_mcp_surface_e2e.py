@@ -30,7 +30,14 @@ from django.core.management import call_command
 from mcp import Client, ClientSession
 from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
 from mcp.client.streamable_http import streamable_http_client
-from mcp_types import CallToolResult, ElicitResult, Request, RequestParams, Result
+from mcp_types import (
+    CallToolResult,
+    ElicitResult,
+    PromptReference,
+    Request,
+    RequestParams,
+    Result,
+)
 from pydantic import ConfigDict, Field
 
 from cluck.caller import Caller
@@ -139,7 +146,7 @@ async def _modern_story(
             prompts = await client.list_prompts()
             prompt = await client.get_prompt("cluck_summarise_day", {"flock": "House 1 White"})
             names = await client.complete(
-                {"type": "ref/prompt", "name": "cluck_summarise_day"},
+                PromptReference(type="ref/prompt", name="cluck_summarise_day"),
                 {"name": "flock", "value": "house 2"},
             )
             submitted = await client.call_tool(
@@ -168,10 +175,10 @@ async def _modern_story(
 async def _handshake_story(
     url: str, bearer: str, draft_id: int, report: dict[str, str]
 ) -> dict[str, Any]:
-    progress: list[tuple[float, float | None, str | None]] = []
+    seen: list[tuple[float, float | None, str | None]] = []
 
-    async def on_progress(done: float, total: float | None, message: str | None) -> None:
-        progress.append((done, total, message))
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append((progress, total, message))
 
     async with (
         _http(bearer) as http,
@@ -189,7 +196,7 @@ async def _handshake_story(
         read_back = await session.read_resource("farm://grades")
     return {
         "capabilities": init.capabilities.model_dump(by_alias=True, exclude_none=True),
-        "progress": progress,
+        "progress": seen,
         "report": streamed.structured_content,
         "submitted": submitted.structured_content,
         "grades": read_back.contents[0].text,  # type: ignore[union-attr]

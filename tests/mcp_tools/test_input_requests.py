@@ -20,7 +20,7 @@ from tests.factories import MembershipFactory, bearer_for
 from tests.mcp_tools.conftest import McpClient
 
 pytestmark = pytest.mark.django_db(transaction=True)
-ELICIT = {"elicitation": {}}
+ELICIT: dict[str, Any] = {"elicitation": {}}
 TOOL = "test_input_required_result_request_state"
 
 

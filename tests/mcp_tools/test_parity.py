@@ -86,7 +86,7 @@ def test_tools_list_is_filtered_by_role_on_a_real_request(mcp_client, role):
     """Guard 16. Mutation: build every surface from all tools (drop the ``evaluate`` filter in
     ``build_catalogue``) → red (Worker sees the owner-only tool, ReadOnly the write tool)."""
     listed = {tool["name"] for tool in mcp_client(role).list_tools()["result"]["tools"]}
-    admitted = [*active_catalogue().specs, *default_factories.specs()]
+    admitted: list[Any] = [*active_catalogue().specs, *default_factories.specs()]
     expected = {
         spec.name for spec in admitted if evaluate(spec.policy, probe_actor(active_roles()[role]))
     }

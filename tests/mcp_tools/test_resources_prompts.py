@@ -81,7 +81,7 @@ def test_a_simple_variable_never_spans_a_path_segment():
 def test_resource_registration_rules_are_start_up_errors():
     registry = ResourceRegistry()
     with pytest.raises(TypeError):
-        registry.resource(lambda ctx: "x")
+        registry.resource(lambda ctx: "x")  # type: ignore[call-arg]
     with pytest.raises(ImproperlyConfigured, match="absolute URI"):
         registry.resource(uri="no-scheme", description="d")(_text)
     with pytest.raises(ImproperlyConfigured, match="exactly the variables"):

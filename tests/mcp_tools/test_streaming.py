@@ -46,7 +46,7 @@ def _post(
     *,
     accept: str = SSE,
     modern: bool = False,
-) -> tuple[Any, list[dict[str, Any]] | dict[str, Any]]:
+) -> tuple[Any, Any]:
     headers = {"Authorization": f"Bearer {bearer}", "Accept": accept}
     if modern:
         params = {**params, "_meta": {**modern_meta(), **params.get("_meta", {})}}
@@ -63,7 +63,8 @@ def _post(
         )
         if not response.streaming:
             return response, json.loads(response.content)
-        raw = b"".join([chunk async for chunk in response.streaming_content])
+        stream = response.streaming_content  # type: ignore[attr-defined]
+        raw = b"".join([chunk async for chunk in stream])
         events = []
         for block in raw.decode().split("\n\n"):
             if block.strip():

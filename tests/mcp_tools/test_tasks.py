@@ -22,7 +22,7 @@ from tests.factories import MembershipFactory, bearer_for
 from tests.mcp_tools.conftest import HANDSHAKE, McpClient
 
 pytestmark = pytest.mark.django_db(transaction=True)
-TASKS = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
+TASKS: dict[str, Any] = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
 WITH_INPUT = {"elicitation": {}, **TASKS}
 
 
