@@ -12,11 +12,13 @@ from pathlib import Path
 import dj_database_url
 import django_stubs_ext
 
+from cluck.devdb import var_dir
+
 # Lets runtime code write admin.ModelAdmin[Model] and friends, as the type stubs do.
 django_stubs_ext.monkeypatch()
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = BASE_DIR / "var"
+VAR_DIR = var_dir()  # var/, or $CLUCK_VAR_DIR
 
 
 def _env_bool(name: str, default: bool) -> bool:

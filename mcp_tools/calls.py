@@ -38,6 +38,7 @@ CODE_INVALID_ARGUMENTS: Final = "Tool.InvalidArguments"
 CODE_INTERNAL: Final = "Tool.InternalError"
 CODE_KEY_REUSED: Final = "Idempotency.KeyReused"
 CODE_IN_PROGRESS: Final = "Idempotency.InProgress"
+CODE_CAPABILITY_REQUIRED: Final = "Client.CapabilityRequired"
 
 # Worker threads are never the bottleneck: the slot counter is. A timed-out tool keeps its
 # thread and its slot, so threads in use never exceed MAX_CONCURRENT_CALLS.

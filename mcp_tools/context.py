@@ -8,9 +8,10 @@ did its job on *this* request. There is no half-built instance and no ``is_resol
 from __future__ import annotations
 
 import contextvars
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from typing import Any
 
 from django.http import HttpRequest
@@ -53,6 +54,8 @@ class CallContext:
         tenant, actor, row_scope: the request's own (resolved) identity objects.
         request_id: correlates a tool call with the server log.
         protocol_version: the MCP revision the client speaks on this request.
+        client_capabilities: what the client declared on this request (2026-07-28 ``_meta``);
+            ``None`` in the handshake era, whose ``initialize`` a stateless server never keeps.
     """
 
     tenant: TenantContext
@@ -60,6 +63,7 @@ class CallContext:
     row_scope: RowScope
     request_id: str
     protocol_version: str
+    client_capabilities: Mapping[str, Any] | None = None
     _factory: object = field(default=None, repr=False, compare=False)
     # The request's exchange with its client (progress, logs, input requests, tasks).
     _exchange: Exchange = field(default_factory=Exchange, repr=False, compare=False)
@@ -76,6 +80,7 @@ class CallContext:
         tenant: Any,
         request_id: str,
         protocol_version: str,
+        client_capabilities: Mapping[str, Any] | None = None,
         exchange: Exchange | None = None,
     ) -> CallContext:
         """Build the context for ``request``; ``tenant`` must be that request's own object.
@@ -111,6 +116,9 @@ class CallContext:
             row_scope=scope,
             request_id=request_id,
             protocol_version=protocol_version,
+            client_capabilities=(
+                None if client_capabilities is None else MappingProxyType(dict(client_capabilities))
+            ),
             _factory=_FACTORY,
             _exchange=exchange or Exchange(),
         )

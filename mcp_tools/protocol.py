@@ -13,7 +13,7 @@ immutable catalogue.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Final
+from typing import Any, Final
 
 from mcp.shared.inbound import (
     MCP_METHOD_HEADER,
@@ -23,7 +23,7 @@ from mcp.shared.inbound import (
     classify_inbound_request,
     unsupported_protocol_version_rejection,
 )
-from mcp_types import PROTOCOL_VERSION_META_KEY
+from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY
 from mcp_types import methods as wire_methods
 from mcp_types.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from mcp_types.version import (
@@ -76,6 +76,16 @@ def detect_era(header_version: str | None, message: _jsonrpc.Message) -> Era:
     if header_version is None:
         return Era(False, DEFAULT_HANDSHAKE_VERSION)
     return Era(header_version not in HANDSHAKE_PROTOCOL_VERSIONS, header_version)
+
+
+def declared_capabilities(era: Era, message: _jsonrpc.Message) -> Mapping[str, Any] | None:
+    """The client's capabilities as declared on this 2026-07-28 request; ``None`` (unknown) in
+    the handshake era."""
+    if not era.modern:
+        return None
+    meta = (message.params or {}).get("_meta")
+    declared = meta.get(CLIENT_CAPABILITIES_META_KEY) if isinstance(meta, Mapping) else None
+    return declared if isinstance(declared, Mapping) else {}
 
 
 def routing_headers(headers: Mapping[str, str]) -> dict[str, str]:

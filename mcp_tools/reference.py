@@ -93,17 +93,12 @@ def render_tool(spec: ToolSpec) -> str:
     lines = [f"## `{spec.name}`", ""]
     if spec.title:
         lines += [f"**{spec.title}** — {'read' if spec.read_only else 'write'} tool.", ""]
-    mirror = (
-        "mirrors route " + ", ".join(f"`{route}`" for route in spec.mirrors)
-        if spec.mirrors
-        else f"mirrors no route ({spec.mirrors_no_route})"
-    )
     kind = "read-only" if spec.read_only else "write (idempotent: requires `idempotencyKey`)"
-    lines += [
-        f"- kind: {kind}",
-        f"- policy: `{spec.policy.name}` ({_roles(spec)})",
-        f"- {mirror}",
-    ]
+    lines += [f"- kind: {kind}", f"- policy: `{spec.policy.name}` ({_roles(spec)})"]
+    if spec.mirrors:
+        lines.append("- mirrors route " + ", ".join(f"`{route}`" for route in spec.mirrors))
+    elif spec.mirrors_no_route:  # mirrors= is optional: a tool may declare neither
+        lines.append(f"- mirrors no route ({spec.mirrors_no_route})")
     if spec.task_support != "forbidden":
         lines.append(
             f"- tasks: {spec.task_support} (runs as a task when the client negotiates tasks)"
@@ -129,15 +124,15 @@ def render_factory(spec: ToolFactorySpec) -> str:
     lines = [f"## `{spec.name}`", ""]
     if spec.title:
         lines += [f"**{spec.title}** — {'read' if spec.read_only else 'write'} tool.", ""]
-    mirror = (
-        "mirrors route " + ", ".join(f"`{route}`" for route in spec.mirrors)
-        if spec.mirrors
-        else f"mirrors no route ({spec.mirrors_no_route})"
-    )
     lines += [
         "- kind: " + ("read-only" if spec.read_only else "write"),
         f"- policy: `{spec.policy.name}` ({_roles(spec)})",
-        f"- {mirror}",
+    ]
+    if spec.mirrors:
+        lines.append("- mirrors route " + ", ".join(f"`{route}`" for route in spec.mirrors))
+    elif spec.mirrors_no_route:
+        lines.append(f"- mirrors no route ({spec.mirrors_no_route})")
+    lines += [
         "- definition: built for each request from the caller's own data (an identity "
         "factory): its arguments are listed by `tools/list`, not here",
         "",

@@ -136,6 +136,8 @@ class ToolSpec:
     parameters: tuple[inspect.Parameter, ...]
     has_param_headers: bool = False  # an argument is mirrored in an Mcp-Param-* header
     task_support: TaskSupport = "forbidden"
+    # Client capabilities the tool cannot work without (e.g. "sampling"); checked before it runs.
+    required_client_capabilities: tuple[str, ...] = ()
 
     @property
     def qualname(self) -> str:
@@ -263,6 +265,7 @@ def build_spec(
     policy: Policy,
     destructive: bool | None,
     task_support: TaskSupport = "forbidden",
+    requires_client_capabilities: Sequence[str] = (),
 ) -> ToolSpec:
     """Check ``fn`` against every registration rule and prepare its schemas.
 
@@ -423,7 +426,14 @@ def build_spec(
         parameters=tuple(params),
         has_param_headers=bool(x_mcp_header_map(input_schema)),
         task_support=task_support,
+        required_client_capabilities=_capabilities(where, requires_client_capabilities),
     )
+
+
+def _capabilities(where: str, names: Sequence[str]) -> tuple[str, ...]:
+    if isinstance(names, str) or not all(isinstance(n, str) and n for n in names):
+        raise _fail(where, 'requires_client_capabilities is a list of names, e.g. ["sampling"]')
+    return tuple(sorted(set(names)))
 
 
 class Registry:
@@ -446,6 +456,7 @@ class Registry:
         policy: Policy = AUTHENTICATED,
         destructive: bool | None = None,
         task_support: TaskSupport = "forbidden",
+        requires_client_capabilities: Sequence[str] = (),
     ) -> Callable[[F], F]:
         """Register the decorated function as an MCP tool; returns it unchanged.
 
@@ -453,6 +464,10 @@ class Registry:
         ``idempotencyKey`` and runs inside the idempotent unit (fail-closed).
         ``task_support`` ("optional"/"required") lets a long-running tool hand its work to a
         task (``ctx.continue_as_task()``; see ``mcp_tools.tasks``).
+        ``requires_client_capabilities`` names client capabilities (e.g. ``"sampling"``) the
+        tool cannot work without: a 2026-07-28 client that does not declare them gets
+        -32021 before the tool runs; a handshake-era client, whose capabilities a stateless
+        server never sees, gets the tool error ``Client.CapabilityRequired``.
 
         Raises:
             TypeError: used bare (``@tool`` without arguments).
@@ -473,6 +488,7 @@ class Registry:
                 policy=policy,
                 destructive=destructive,
                 task_support=task_support,
+                requires_client_capabilities=requires_client_capabilities,
             )
             self.add(spec)
             return func

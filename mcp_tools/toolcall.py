@@ -29,7 +29,6 @@ from mcp_tools.surfaces import Catalogue, Surface
 from tenancy import evaluate
 
 logger = logging.getLogger(__name__)
-CODE_CAPABILITY_MISSING = "Client.CapabilityMissing"
 
 
 def _lookup(surface: Surface, ctx: CallContext, name: Any) -> Any:
@@ -79,6 +78,26 @@ async def call_tool(
         validated = calls.validate_arguments(spec, arguments)
         if isinstance(validated, dict):
             return result(era, rid, validated, catalogue.server_info)
+        missing = [
+            c for c in spec.required_client_capabilities if c not in (ctx.client_capabilities or {})
+        ]
+        if missing:
+            # Declared at registration: refused before the tool runs.
+            if era.modern:
+                return error(
+                    era,
+                    rid,
+                    MISSING_REQUIRED_CLIENT_CAPABILITY,
+                    f"Tool {spec.name} requires client capabilities: {', '.join(missing)}",
+                    {"requiredCapabilities": {c: {} for c in missing}},
+                )
+            refused = calls.error_result(
+                calls.CODE_CAPABILITY_REQUIRED,
+                f"This tool needs a client that supports {', '.join(missing)} "
+                "(MCP 2026-07-28 declares it per request).",
+                {"requiredCapabilities": missing},
+            )
+            return result(era, rid, refused, catalogue.server_info)
     exchange = invoke.build_exchange(era, params)
     task_support = spec.task_support if isinstance(spec, ToolSpec) else "forbidden"
     negotiated = (
@@ -175,7 +194,7 @@ def _finisher(
                     {"requiredCapabilities": outcome.required},
                 )
             body = calls.error_result(
-                CODE_CAPABILITY_MISSING,
+                calls.CODE_CAPABILITY_REQUIRED,
                 "This tool needs to ask the client for input (elicitation, sampling or roots), "
                 "which needs protocol 2026-07-28; this request speaks "
                 f"{era.version}.",

@@ -1,7 +1,7 @@
-"""``POST /mcp``: the one MCP endpoint, plus clean JSON 404s for OAuth discovery probes.
+"""``POST /mcp``: the one MCP endpoint, plus clean JSON 404s for OAuth discovery and registration.
 
-Order of checks (each answered before the next runs): method (405) → Origin (403) →
-authentication (401) → Content-Type (400) → Accept (406) → rate limit (429) → strict envelope
+Order of checks (each answered before the next runs): Origin (403) → authentication (401) →
+method (405) → Content-Type (400) → Accept (406) → rate limit (429) → strict envelope
 (400) → era ladder → dispatch. The body cap (413) runs earlier still, in
 ``BodyCapMiddleware``, before authentication.
 """
@@ -26,7 +26,14 @@ from mcp_tools.context import CallContext, request_in_flight
 from mcp_tools.exceptions import CallContextRefusedError, UnknownSurfaceError
 from mcp_tools.middleware import body_cap
 from mcp_tools.surfaces import active_catalogue
-from tenancy import TenantContext
+from tenancy import (
+    AuthenticationFailedError,
+    NotAuthenticatedError,
+    TenantContext,
+    bearer_challenge,
+    ignores_ambient_credentials,
+    renders_authentication_failure,
+)
 
 logger = logging.getLogger(__name__)
 security_logger = logging.getLogger("mcp_tools.security")
@@ -103,33 +110,44 @@ def _rate_usage(request: HttpRequest) -> dict[str, Any] | None:
     )
 
 
-def _challenge() -> HttpResponse:
-    # No OAuth authorization server is published (RFC 9728 metadata 404s), so the challenge
-    # is the plain Bearer scheme: clients configure a static personal access token.
-    return _error(
+def _unauthenticated(failure: AuthenticationFailedError | None) -> HttpResponse:
+    """The one 401 of ``/mcp``: a JSON-RPC error with tenancy's stable code in ``data.code``.
+
+    ``failure`` is the refused bearer ``tenancy`` recorded (``renders_authentication_failure``),
+    or ``None`` when no credentials were sent. No OAuth authorization server is published (the
+    RFC 9728 metadata 404s), so clients configure a static personal access token.
+    """
+    if failure is None:
+        code = str(NotAuthenticatedError.default_code)
+        message = "Authentication required: send Authorization: Bearer <token>"
+    else:
+        code, message = str(failure.default_code), str(failure.detail)
+    return _json(
         401,
-        UNAUTHENTICATED,
-        "Authentication required: send Authorization: Bearer <token>",
-        **{"WWW-Authenticate": 'Bearer realm="mcp"'},
+        _jsonrpc.error_bytes(None, UNAUTHENTICATED, message, {"code": code}),
+        {"WWW-Authenticate": bearer_challenge(failure, realm=None if failure else "mcp")},
     )
 
 
 @csrf_exempt
 @handles_own_idempotency
+@renders_authentication_failure
 @body_cap
 async def mcp_view(request: HttpRequest) -> HttpResponseBase:
     """Serve one MCP JSON-RPC message statelessly. Never issues ``Mcp-Session-Id``."""
-    if request.method != "POST":
-        response = _error(405, -32600, "Method not allowed: this endpoint serves POST only")
-        response["Allow"] = "POST"
-        return response
     origin = request.headers.get("Origin")
     if origin is not None and not origin_allowed(origin, list(conf.get("ALLOWED_ORIGINS"))):
         security_logger.warning("MCP request from a foreign Origin refused: %s", origin)
         return _error(403, -32600, "Forbidden: Origin not allowed")
     tenant = getattr(request, "tenant", None)
     if not isinstance(tenant, TenantContext) or not tenant.is_resolved:
-        return _challenge()
+        # Before the method check: a client without valid credentials learns that first, on
+        # GET too. mcp-remote's SSE fallback GETs /mcp; a 405 there would hide the 401.
+        return _unauthenticated(getattr(request, "authentication_failure", None))
+    if request.method != "POST":
+        response = _error(405, -32600, "Method not allowed: this endpoint serves POST only")
+        response["Allow"] = "POST"
+        return response
     if _media_type(request.headers.get("Content-Type", "")) != JSON:
         return _error(400, -32600, "Invalid Content-Type header: expected application/json")
     if not accepts_json(request.headers.get("Accept")):
@@ -175,7 +193,11 @@ async def mcp_view(request: HttpRequest) -> HttpResponseBase:
     with request_in_flight(request):
         try:
             ctx = CallContext.from_request(
-                request, tenant=tenant, request_id=request_id, protocol_version=era.version
+                request,
+                tenant=tenant,
+                request_id=request_id,
+                protocol_version=era.version,
+                client_capabilities=protocol.declared_capabilities(era, message),
             )
         except CallContextRefusedError:
             logger.exception("MCP call context refused (request %s)", request_id)
@@ -201,17 +223,25 @@ async def mcp_view(request: HttpRequest) -> HttpResponseBase:
     return _json(answer.status, answer.body)
 
 
-def oauth_metadata_not_found(request: HttpRequest, **kwargs: Any) -> HttpResponse:
-    """A JSON 404 for OAuth discovery probes (Claude Code probes even with a static bearer)."""
+# What a client sees when it tries OAuth here. mcp-remote (Claude Desktop's bridge) answers every
+# 401, even one for a static token sent with --header, by trying OAuth: it probes the metadata
+# documents, then registers a client at /register and gives up, quoting this text verbatim.
+OAUTH_NOT_OFFERED: Final = (
+    "This server offers no OAuth sign-in and no client registration: it takes a personal "
+    "access token as 'Authorization: Bearer <token>'. If that was sent and refused (HTTP 401), "
+    "the token is invalid, expired or revoked: issue a new one."
+)
+
+
+@csrf_exempt
+@ignores_ambient_credentials
+def oauth_not_offered(request: HttpRequest, **kwargs: Any) -> HttpResponse:
+    """A JSON 404 for OAuth discovery and registration probes (any method).
+
+    Claude Code probes the metadata even with a static bearer; mcp-remote also posts to
+    ``/register``. A bearer sent along is not read: a revoked one must not turn these into
+    401s, which would send such clients round the OAuth loop again.
+    """
     return _json(
-        404,
-        _jsonrpc.dumps(
-            {
-                "error": "not_found",
-                "error_description": (
-                    "This server publishes no OAuth metadata; use a personal access token "
-                    "in the Authorization header."
-                ),
-            }
-        ),
+        404, _jsonrpc.dumps({"error": "not_found", "error_description": OAUTH_NOT_OFFERED})
     )

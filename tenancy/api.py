@@ -14,8 +14,7 @@ from typing import Any
 from django.contrib.auth import authenticate
 from django.db import transaction
 from django.utils import timezone
-from django.utils.decorators import method_decorator
-from django_ratelimit.decorators import ratelimit
+from django_ratelimit.core import get_usage
 from rest_framework import serializers, status
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
@@ -24,7 +23,12 @@ from rest_framework.views import APIView
 
 from tenancy import conf
 from tenancy._schema import OpenApiResponse, extend_schema
-from tenancy.exceptions import InvalidCredentialsError, TokenNotFoundError
+from tenancy.authentication import TenancyAuthentication
+from tenancy.exceptions import (
+    InvalidCredentialsError,
+    LoginRateLimitedError,
+    TokenNotFoundError,
+)
 from tenancy.markers import (
     accepts_superseded_credentials,
     ignores_ambient_credentials,
@@ -32,6 +36,7 @@ from tenancy.markers import (
 )
 from tenancy.models import AccessToken, Membership
 from tenancy.permissions import IsTenantMember, request_actor
+from tenancy.problem_handler import ProblemsByDefault
 from tenancy.tokens import digest, issue_session_token, issue_token, revoke_token
 
 
@@ -57,6 +62,7 @@ TENANT_NAME = _camel(TENANT_NOUN, "Name")
 ROW_RESTRICTED = _camel(ROW_NOUN, "Restricted")
 ASSIGNED_ROW_IDS = f"assigned{_cap(ROW_NOUN)}Ids"
 
+LOGIN_RATE_GROUP = "tenancy.login"
 # Run for an unknown tenant code or email, so every login failure costs one password hash:
 # the time taken must not tell which part was wrong.
 _TIMING_EQUALIZER = "tenancy-login-timing-equalizer"
@@ -110,11 +116,7 @@ class TokenOutputSerializer(serializers.Serializer[Any]):
 
 @ignores_ambient_credentials
 @never_replayed("returns a live bearer token")
-@method_decorator(
-    ratelimit(key=_client_ip, rate=lambda group, request: conf.get("LOGIN_RATE"), block=True),
-    name="post",
-)
-class LoginApi(APIView):
+class LoginApi(ProblemsByDefault, APIView):
     authentication_classes: list[Any] = []
     permission_classes = [AllowAny]
 
@@ -125,11 +127,25 @@ class LoginApi(APIView):
         summary=f"Exchange {TENANT_NOUN} code, email and password for a short-lived bearer token.",
     )
     def post(self, request: Request) -> Response:
+        # Counted here, not by django-ratelimit's decorator: its Ratelimited is a Django
+        # PermissionDenied, which DRF's default exception handler answers with 403.
+        usage = get_usage(
+            request._request,
+            group=LOGIN_RATE_GROUP,
+            key=_client_ip,
+            rate=conf.get("LOGIN_RATE"),
+            method=["POST"],
+            increment=True,
+        )
+        if usage is not None and usage["should_limit"]:
+            raise LoginRateLimitedError(wait=max(1, int(usage["time_left"])))
         data = LoginInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         code = data.validated_data[TENANT_CODE].strip().lower()
         tenant = (
-            _tenant_model()._default_manager.filter(**{conf.get("TENANT_CODE_FIELD"): code}).first()
+            _tenant_model()
+            ._default_manager.filter(**{f"{conf.get('TENANT_CODE_FIELD')}__iexact": code})
+            .first()
         )
         email = data.validated_data["email"].strip().lower()
         password = data.validated_data["password"]
@@ -154,7 +170,7 @@ class LoginApi(APIView):
 
 @accepts_superseded_credentials
 @never_replayed("a pure side effect: a replay would fake a logout")
-class LogoutApi(APIView):
+class LogoutApi(ProblemsByDefault, APIView):
     authentication_classes: list[Any] = []
     permission_classes = [AllowAny]
 
@@ -184,7 +200,11 @@ MeOutputSerializer = type(
 )
 
 
-class MeApi(APIView):
+# The member views read the bearer TenancyMiddleware resolved, whatever the project's
+# DEFAULT_AUTHENTICATION_CLASSES say: with DRF's defaults (session, basic) a missing token was
+# a 403, and a project authenticator for "Bearer" (JWT) would refuse our tokens outright.
+class MeApi(ProblemsByDefault, APIView):
+    authentication_classes = [TenancyAuthentication]
     permission_classes = [IsTenantMember]
 
     @extend_schema(
@@ -251,7 +271,8 @@ class TokenListSerializer(serializers.Serializer[Any]):
 
 
 @never_replayed("token creation returns the live secret once")
-class TokenListCreateApi(APIView):
+class TokenListCreateApi(ProblemsByDefault, APIView):
+    authentication_classes = [TenancyAuthentication]
     permission_classes = [IsTenantMember]
 
     @extend_schema(
@@ -286,7 +307,8 @@ class TokenListCreateApi(APIView):
         return Response(TokenCreatedSerializer(token).data, status=status.HTTP_201_CREATED)
 
 
-class TokenRevokeApi(APIView):
+class TokenRevokeApi(ProblemsByDefault, APIView):
+    authentication_classes = [TenancyAuthentication]
     permission_classes = [IsTenantMember]
 
     @extend_schema(

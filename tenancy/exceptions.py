@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.utils.functional import lazy
 from rest_framework import status
-from rest_framework.exceptions import APIException
+from rest_framework.exceptions import APIException, Throttled
 
 
 class TenancyError(Exception):
@@ -69,6 +69,14 @@ class PermissionDeniedError(APIException):
     status_code = status.HTTP_403_FORBIDDEN
     default_detail = "Your role does not allow this action."
     default_code = "Auth.Forbidden"
+
+
+class LoginRateLimitedError(Throttled):
+    """Too many logins from one client address (``TENANCY_LOGIN_RATE``): 429 and
+    ``Retry-After`` under any DRF exception handler, the project's or DRF's own."""
+
+    default_detail = "Too many sign-in attempts. Retry shortly."
+    default_code = "Http.RateLimited"
 
 
 class TokenNotFoundError(APIException):

@@ -13,6 +13,7 @@ EXPECTED = {
         "DENIED",
         "ActorContext",
         "AuthenticationFailedError",
+        "NotAuthenticatedError",
         "Policy",
         "ReassignmentError",
         "Role",
@@ -23,9 +24,11 @@ EXPECTED = {
         "TenantNotResolvedError",
         "accepts_superseded_credentials",
         "active_roles",
+        "bearer_challenge",
         "effective_role",
         "evaluate",
         "ignores_ambient_credentials",
+        "renders_authentication_failure",
     },
     "idempotency": {
         "Executed",
@@ -46,7 +49,22 @@ EXPECTED = {
         "never_replay",
         "sha256_hex",
     },
-    "mcp_tools": {"CallContext", "CallContextRefusedError", "ToolError", "ToolFailure", "tool"},
+    "mcp_tools": {
+        "CallContext",
+        "CallContextRefusedError",
+        "Elicited",
+        "FactoryTool",
+        "ResourceNotFoundError",
+        "TaskCancelled",
+        "ToolError",
+        "ToolFailure",
+        "prompt",
+        "raw_tool",
+        "resource",
+        "resource_template",
+        "tool",
+        "tool_factory",
+    },
 }
 
 

@@ -16,20 +16,9 @@ from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
 from cluck.errors import CluckError, FieldError
+from tenancy.problem_handler import drf_code_for
 
 PROBLEM_CONTENT_TYPE = "application/problem+json"
-
-_DRF_CODES = {
-    drf.NotAuthenticated: "Auth.NotAuthenticated",
-    drf.AuthenticationFailed: "Auth.InvalidToken",
-    drf.PermissionDenied: "Auth.Forbidden",
-    drf.NotFound: "Cluck.NotFound",
-    drf.MethodNotAllowed: "Http.MethodNotAllowed",
-    drf.NotAcceptable: "Http.NotAcceptable",
-    drf.UnsupportedMediaType: "Http.UnsupportedMediaType",
-    drf.ParseError: "Http.MalformedBody",
-    drf.Throttled: "Http.RateLimited",
-}
 
 
 def problem(
@@ -131,13 +120,8 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
 
 
 def _code_for(exc: drf.APIException) -> str:
-    default = getattr(type(exc), "default_code", "")
-    if isinstance(default, str) and "." in default:
-        return default
-    for cls, code in _DRF_CODES.items():
-        if isinstance(exc, cls):
-            return code
-    return "Http.Error"
+    # The farm's 404 code predates tenancy's neutral "Http.NotFound"; codes are never renamed.
+    return "Cluck.NotFound" if isinstance(exc, drf.NotFound) else drf_code_for(exc)
 
 
 def _public_data(exc: CluckError) -> dict[str, Any]:

@@ -186,7 +186,7 @@ def test_the_handshake_era_says_plainly_that_input_requests_are_unavailable(mcp_
     result = mcp_client().call(TOOL, {})["result"]
     assert result["isError"] is True
     error = json.loads(result["content"][0]["text"])["error"]
-    assert error["code"] == "Client.CapabilityMissing"
+    assert error["code"] == "Client.CapabilityRequired"
     assert "2026-07-28" in error["message"]
 
 

@@ -78,7 +78,12 @@ def _counts(url: str) -> dict[str, int]:
         "auth_user",
     ]
     with psycopg.connect(dbname=parts.path.lstrip("/"), user=parts.username, host=host) as conn:
-        return {t: conn.execute(f"SELECT count(*) FROM {t}").fetchone()[0] for t in tables}
+        counts: dict[str, int] = {}
+        for table in tables:
+            row = conn.execute(f"SELECT count(*) FROM {table}").fetchone()
+            assert row is not None
+            counts[table] = row[0]
+        return counts
 
 
 def test_a_v0_farm_database_migrates_in_place_and_keeps_every_row_and_token(v0_database):
@@ -107,7 +112,7 @@ def test_a_v0_farm_database_migrates_in_place_and_keeps_every_row_and_token(v0_d
     parts = urlsplit(v0_database)
     host = parse_qs(parts.query).get("host", [""])[0]
     with psycopg.connect(dbname=parts.path.lstrip("/"), user=parts.username, host=host) as conn:
-        persistence = dict(
+        persistence: dict[str, str] = dict(
             conn.execute(
                 "SELECT relname, relpersistence FROM pg_class WHERE relname IN "
                 "('cluck_rate_counter', 'tenancy_rate_counter')"

@@ -24,13 +24,14 @@ class Command(BaseCommand):
             self.stdout.write(f"\n{role.label} ({len(surface.tools)} tools)")
             for spec in surface.tools.values():
                 kind = "read " if spec.read_only else "write"
-                mirror = (
-                    "mirrors " + ", ".join(spec.mirrors)
-                    if spec.mirrors
-                    else f"no route: {spec.mirrors_no_route}"
-                )
+                if spec.mirrors:
+                    mirror = "mirrors " + ", ".join(spec.mirrors)
+                elif spec.mirrors_no_route:
+                    mirror = f"no route: {spec.mirrors_no_route}"
+                else:  # mirrors= is optional: nothing was declared
+                    mirror = ""
                 task = "" if spec.task_support == "forbidden" else f"  [task {spec.task_support}]"
-                self.stdout.write(f"  {spec.name:<40} {kind}  {mirror}{task}")
+                self.stdout.write(f"  {spec.name:<40} {kind}  {mirror}{task}".rstrip())
             for factory in surface.factories.values():
                 kind = "read " if factory.read_only else "write"
                 self.stdout.write(f"  {factory.name:<40} {kind}  built per request (factory)")

@@ -207,6 +207,31 @@ def logging_tool(ctx: CallContext) -> str:
     return "no log notifications are ever sent by this server"
 
 
+@tool(
+    name="test_streaming_elicitation",
+    read_only=True,
+    mirrors_no_route=FIXTURE,
+    description="Returns text; this server never sends a request on a response stream.",
+)
+def streaming_elicitation(ctx: CallContext) -> str:
+    # server-stateless calls this with the elicitation capability declared and reads the
+    # response stream: it must carry no server-to-client request (2026-07-28 asks for input
+    # only through an InputRequiredResult). A stateless JSON server has no such stream: the
+    # one frame is this result.
+    return "no elicitation: this server never sends requests to the client"
+
+
+@tool(
+    name="test_missing_capability",
+    read_only=True,
+    mirrors_no_route=FIXTURE,
+    requires_client_capabilities=["sampling"],
+    description="Needs a client that declares sampling; refused with -32021 before running.",
+)
+def missing_capability(ctx: CallContext) -> str:
+    return "the client declared sampling"
+
+
 # --- guard test tools ------------------------------------------------------------------------
 
 
