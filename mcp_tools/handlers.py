@@ -14,7 +14,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from mcp_types.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND
+from mcp_types.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY
 
 from mcp_tools import _jsonrpc, calls, conf, invoke, listing, requeststate
 from mcp_tools.context import CallContext
@@ -130,20 +130,14 @@ def _input_finish(
             return error(
                 era,
                 rid,
-                -32021 if era.modern else INVALID_PARAMS,
+                MISSING_REQUIRED_CLIENT_CAPABILITY if era.modern else INVALID_PARAMS,
                 "This request needs a client capability it did not declare",
                 {"requiredCapabilities": outcome.required},
             )
         if isinstance(outcome, invoke.NeedsInput):
-            state = requeststate.issue(
-                binding, answers=exchange.answers, pending=list(outcome.requests)
+            return invoke.input_required(
+                era, rid, binding, exchange, outcome.requests, catalogue.server_info
             )
-            body = {
-                "resultType": "input_required",
-                "inputRequests": outcome.requests,
-                "requestState": state,
-            }
-            return result(era, rid, body, catalogue.server_info)
         assert isinstance(outcome, invoke.Done)
         if isinstance(outcome.value, _Failed):
             failed = outcome.value

@@ -11,13 +11,14 @@ accepts it, with a stream (``mcp_tools.streaming``).
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_types import CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY
 
-from mcp_tools import calls, conf, requeststate, streaming
+from mcp_tools import calls, conf, requeststate, streaming, surfaces
 from mcp_tools.exchange import (
     LOG_LEVELS,
     ClientCapabilityMissing,
@@ -25,10 +26,11 @@ from mcp_tools.exchange import (
     Exchange,
     InputRequired,
 )
-from mcp_tools.replies import Era, Reply
+from mcp_tools.replies import Era, Reply, error, result
 from mcp_tools.streaming import StreamReply
 
-TASKS_EXTENSION = "io.modelcontextprotocol/tasks"
+TASKS_EXTENSION = surfaces.TASKS_EXTENSION
+logger = logging.getLogger(__name__)
 
 
 @dataclass(frozen=True)
@@ -185,6 +187,25 @@ async def _outcome(call: Awaitable[Outcome]) -> Outcome:
         return await call
     except calls.BoundError as bound:
         return bound
+
+
+def input_required(
+    era: Era,
+    rid: Any,
+    binding: requeststate.Binding,
+    exchange: Exchange,
+    requests: dict[str, Any],
+    server_info: Mapping[str, Any],
+) -> Reply:
+    """The ``InputRequiredResult`` asking ``requests``, with a fresh signed request state that
+    carries every answer so far (a state too large to carry is an internal error, logged)."""
+    try:
+        state = requeststate.issue(binding, answers=exchange.answers, pending=list(requests))
+    except ValueError:
+        logger.exception("MCP request state too large (%s %s)", binding.method, binding.name)
+        return error(era, rid, -32603, "Internal error: the answers are too large to carry")
+    body = {"resultType": "input_required", "inputRequests": requests, "requestState": state}
+    return result(era, rid, body, server_info)
 
 
 def _retrieve(future: asyncio.Future[Any]) -> None:

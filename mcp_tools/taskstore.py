@@ -28,7 +28,7 @@ from django.utils import timezone
 
 from mcp_tools.models import TERMINAL_STATUSES, TaskRecord, TaskStatus
 
-LOST_WORKER_ERROR: Final = {
+LOST_RUNNER_ERROR: Final = {
     "code": -32603,
     "message": "The task's worker stopped before it finished; start the operation again.",
 }
@@ -144,7 +144,7 @@ class TaskStore:
             and row.lease_expires_at is not None
             and row.lease_expires_at < timezone.now()
         ):
-            self._settle(row.task_id, TaskStatus.FAILED, error=LOST_WORKER_ERROR)
+            self._settle(row.task_id, TaskStatus.FAILED, error=LOST_RUNNER_ERROR)
             row.refresh_from_db(using=self.using)
         return TaskView.of(row)
 

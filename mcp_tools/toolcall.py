@@ -202,15 +202,7 @@ def _finisher(
             )
             return result(era, rid, body, info)
         if isinstance(outcome, invoke.NeedsInput):
-            state = requeststate.issue(
-                binding, answers=exchange.answers, pending=list(outcome.requests)
-            )
-            body = {
-                "resultType": "input_required",
-                "inputRequests": outcome.requests,
-                "requestState": state,
-            }
-            return result(era, rid, body, info)
+            return invoke.input_required(era, rid, binding, exchange, outcome.requests, info)
         if isinstance(outcome, invoke.ToTask):
             if outcome.task is None:
                 return error(
