@@ -9,10 +9,9 @@ ask (2026-07-28 elicitation), and proceeds as before when it cannot.
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field, create_model
-from pydantic.alias_generators import to_camel
+from pydantic import BaseModel, ConfigDict, Field
 
 from cluck.api.base import decode_cursor
 from cluck.caller import Caller
@@ -32,7 +31,7 @@ from cluck.selectors import flocks as flock_selectors
 from cluck.selectors import grades as grade_selectors
 from cluck.selectors import stock as stock_selectors
 from cluck.services import daily_entries as entry_services
-from mcp_tools import CallContext, FactoryTool, ToolError, tool, tool_factory
+from mcp_tools import CallContext, ToolError, tool
 
 # --- flocks ----------------------------------------------------------------------------------
 
@@ -456,63 +455,3 @@ def submit_daily_entry(ctx: CallContext, *, daily_entry_id: int) -> SubmitReply:
     return SubmitReply(
         daily_entry_id=view.entry_id, flock_name=view.flock_name, date=view.date, status=view.status
     )
-
-
-# --- one grade's stock: a definition built per caller ---------------------------------------
-
-
-class GradeStockReply(Reply):
-    as_of_date: dt.date
-    egg_grade_id: int
-    grade_name: str
-    unit: Literal["eggs"] = "eggs"
-    available: int = Field(description="Eggs available to sell (excludes restricted lots).")
-    restricted: int = Field(description="Eggs held back (e.g. medication withdrawal).")
-
-
-@tool_factory(
-    name="cluck_read_grade_stock",
-    read_only=True,
-    result=GradeStockReply,
-    mirrors="stock-summary",
-    title="Read one grade's stock",
-    description=(
-        "Eggs in stock for one of your farm's grades, as of a farm-local date (default: "
-        "today). The grade argument lists exactly your farm's active grades."
-    ),
-)
-def read_grade_stock(ctx: CallContext) -> FactoryTool:
-    # An identity factory: the input schema enumerates *this* farm's grades, so it is built
-    # for every request that lists or calls the tool and dropped with it (never cached).
-    names = tuple(
-        grade.name
-        for grade in grade_selectors.egg_grade_list(caller=caller_of(ctx), limit=PAGE_MAX).items
-        if grade.is_active
-    )
-    choice: Any = Literal.__getitem__(names) if names else str
-    fields: dict[str, Any] = {
-        "grade": (Annotated[choice, Field(description="One of your farm's grades.")], ...),
-        "as_of_date": (dt.date | None, None),
-    }
-    arguments = create_model(
-        "ReadGradeStockArguments",
-        __config__=ConfigDict(
-            extra="forbid", alias_generator=to_camel, validate_by_alias=True, validate_by_name=False
-        ),
-        **fields,
-    )
-
-    def run(ctx: CallContext, args: Any) -> GradeStockReply:
-        summary = stock_selectors.stock_summary(caller=caller_of(ctx), as_of=args.as_of_date)
-        for line in summary.lines:
-            if line.grade_name == args.grade:
-                return GradeStockReply(
-                    as_of_date=summary.as_of,
-                    egg_grade_id=line.egg_grade_id,
-                    grade_name=line.grade_name,
-                    available=line.available,
-                    restricted=line.restricted,
-                )
-        raise ToolError("EggGrade.NotFound", f"No stock line for grade {args.grade!r}.")
-
-    return FactoryTool(arguments=arguments, run=run)

@@ -1,4 +1,4 @@
-"""The farm's resources, prompt, confirmation before submit, report task and grade factory.
+"""The farm's resources, prompt, confirmation before submit and report task.
 
 In-process against the seeded demo farms (committed once for the module: resources, prompts
 and tools run in worker threads on their own connections). The cross-farm and role guards name
@@ -17,7 +17,7 @@ import pytest
 from django.core.management import call_command
 from django.test import Client
 
-from cluck.models import DailyEntry, EggGrade, Farm, Flock
+from cluck.models import DailyEntry, EggGrade, Flock
 from mcp_tools.taskrunner import runner
 from tests.cluck.mcp_helpers import Tools, demo_bearer, sunrise
 from tests.tool_errors import tool_error
@@ -336,22 +336,3 @@ def test_a_bad_report_request_is_answered_at_once_not_as_a_task(demo):
         "tools/call", {"name": "cluck_production_report", "arguments": too_long}, TASKS
     )
     assert tool_error(refused["result"])["code"] == "Validation.Failed"
-
-
-# --- the grade factory ---------------------------------------------------------------------------
-
-
-def test_grade_stock_lists_exactly_the_callers_grades(demo):
-    for email, farm_code in (
-        ("owner@sunrise.example", "sunrise"),
-        ("owner@hillside.example", "hillside"),
-    ):
-        tools = _hand(demo, email)
-        listed = {t["name"]: t for t in tools.rpc("tools/list")["result"]["tools"]}
-        enum = listed["cluck_read_grade_stock"]["inputSchema"]["properties"]["grade"]["enum"]
-        farm = Farm.objects.get(code=farm_code)
-        assert sorted(enum) == sorted(
-            EggGrade.objects.for_tenant(farm).filter(is_active=True).values_list("name", flat=True)
-        )
-        stock = tools.ok("cluck_read_grade_stock", {"grade": enum[0]})
-        assert stock["gradeName"] == enum[0] and stock["unit"] == "eggs"
