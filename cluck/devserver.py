@@ -203,7 +203,14 @@ def banner(*, base: str, token: str, origin: str, database: str) -> str:
 def run_uvicorn(sock: socket.socket) -> None:
     import uvicorn
 
-    config = uvicorn.Config("cluck.asgi:application", lifespan="off", host=HOST)
+    # The bounded httptools protocol caps request heads (16 KiB) and their time: see
+    # docs/deploying.md.
+    config = uvicorn.Config(
+        "cluck.asgi:application",
+        lifespan="off",
+        host=HOST,
+        http="mcp_tools.uvicorn_http:BoundedHttpToolsProtocol",
+    )
     uvicorn.Server(config).run(sockets=[sock])
 
 

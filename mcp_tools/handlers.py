@@ -16,8 +16,9 @@ from typing import Any, Final
 
 from mcp_types.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY
 
-from mcp_tools import _jsonrpc, calls, conf, invoke, listing, requeststate
+from mcp_tools import _jsonrpc, calls, conf, invoke, listing, requeststate, scopes
 from mcp_tools.context import CallContext
+from mcp_tools.error_pages import database_unavailable
 from mcp_tools.exceptions import ResourceNotFoundError
 from mcp_tools.exchange import LOG_LEVELS
 from mcp_tools.prompts import PromptSpec
@@ -66,6 +67,10 @@ async def handle(
         if page is None:
             return error(era, rid, INVALID_PARAMS, "Invalid cursor")
         return Reply(200, _jsonrpc.result_bytes(rid, page))
+    if method in ("resources/read", "prompts/get", "completion/complete"):
+        refused = scopes.refusal(ctx, rid, read_only=True, what=method)
+        if refused is not None:
+            return refused
     if method == "resources/read":
         return await _read(message, era=era, ctx=ctx, surface=surface, catalogue=catalogue)
     if method == "prompts/get":
@@ -182,6 +187,8 @@ async def _read(
         except ResourceNotFoundError:
             return _Failed(INVALID_PARAMS, "Resource not found", {"uri": uri})
         except Exception as exc:
+            if database_unavailable(exc):
+                raise  # not the resource's failure: the endpoint answers 503
             failure = calls.translate(exc)
             if failure is not None:
                 # A domain "no such row" (another tenant's, outside the row scope, …) reads as
@@ -238,6 +245,8 @@ async def _get_prompt(
             value = spec.fn(call_ctx, **{k: getattr(validated, k) for k in fields})
             return spec.messages(value)
         except Exception as exc:
+            if database_unavailable(exc):
+                raise  # not the prompt's failure: the endpoint answers 503
             failure = calls.translate(exc)
             if failure is not None:
                 detail: dict[str, Any] = {"code": failure.code, "message": failure.message}
@@ -285,6 +294,8 @@ async def _complete(
         try:
             values = [str(v) for v in completer(ctx, value, arguments)]
         except Exception as exc:
+            if database_unavailable(exc):
+                raise
             if calls.translate(exc) is not None:
                 return []
             logger.exception("MCP completer failed (request %s)", ctx.request_id)

@@ -26,10 +26,15 @@ class Era:
 
 @dataclass(frozen=True)
 class Reply:
-    """An HTTP status and a JSON body (``None`` → empty body)."""
+    """An HTTP status and a JSON body (``None`` → empty body).
+
+    ``required_scopes`` marks a 403 step-up: the view adds the ``insufficient_scope``
+    challenge naming them.
+    """
 
     status: int
     body: bytes | None
+    required_scopes: tuple[str, ...] | None = None
 
 
 def error(era: Era, request_id: Any, code: int, message: str, data: Any = None) -> Reply:

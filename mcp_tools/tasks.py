@@ -43,7 +43,7 @@ from mcp_types.jsonrpc import (
     MISSING_REQUIRED_CLIENT_CAPABILITY,
 )
 
-from mcp_tools import _jsonrpc, calls, conf, invoke
+from mcp_tools import _jsonrpc, calls, conf, invoke, scopes
 from mcp_tools.context import CallContext
 from mcp_tools.exchange import (
     ClientCapabilityMissing,
@@ -299,6 +299,9 @@ async def handle(
                     rid, HEADER_MISMATCH, "Mcp-Name header does not match the request's taskId"
                 ),
             )
+    refused = scopes.refusal(ctx, rid, read_only=True, what=method)
+    if refused is not None:
+        return refused
     owner = owner_of(ctx)
     info = catalogue.server_info
     if method == "tasks/get":

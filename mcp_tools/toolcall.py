@@ -18,7 +18,7 @@ from mcp_types import methods as wire_methods
 from mcp_types.jsonrpc import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY
 from pydantic import ValidationError
 
-from mcp_tools import _jsonrpc, calls, invoke, raw, requeststate, tasks
+from mcp_tools import _jsonrpc, calls, invoke, raw, requeststate, scopes, tasks
 from mcp_tools.context import CallContext
 from mcp_tools.exchange import ContinueAsTask
 from mcp_tools.factories import ToolFactorySpec
@@ -63,6 +63,9 @@ async def call_tool(
     if spec is None:
         # Hidden and unknown tools are indistinguishable: absence is not a hint.
         return error(era, rid, INVALID_PARAMS, f"Unknown tool: {name}")
+    refused = scopes.refusal(ctx, rid, read_only=spec.read_only, what=f"the tool {spec.name}")
+    if refused is not None:
+        return refused
     arguments = params.get("arguments") or {}
     if not isinstance(arguments, dict):
         return error(era, rid, INVALID_PARAMS, "arguments must be an object")
@@ -91,13 +94,13 @@ async def call_tool(
                     f"Tool {spec.name} requires client capabilities: {', '.join(missing)}",
                     {"requiredCapabilities": {c: {} for c in missing}},
                 )
-            refused = calls.error_result(
+            unsupported = calls.error_result(
                 calls.CODE_CAPABILITY_REQUIRED,
                 f"This tool needs a client that supports {', '.join(missing)} "
                 "(MCP 2026-07-28 declares it per request).",
                 {"requiredCapabilities": missing},
             )
-            return result(era, rid, refused, catalogue.server_info)
+            return result(era, rid, unsupported, catalogue.server_info)
     exchange = invoke.build_exchange(era, params)
     task_support = spec.task_support if isinstance(spec, ToolSpec) else "forbidden"
     negotiated = (
@@ -127,8 +130,9 @@ async def call_tool(
     )
     try:
         inputs = invoke.open_inputs(era, params, binding)
-    except requeststate.RequestStateRefusedError as refused:
-        return error(era, rid, INVALID_PARAMS, "Invalid request state", {"reason": refused.reason})
+    except requeststate.RequestStateRefusedError as bad_state:
+        reason = {"reason": bad_state.reason}
+        return error(era, rid, INVALID_PARAMS, "Invalid request state", reason)
     exchange.answers, exchange.loose_answers = inputs.answers, inputs.loose
     call_ctx = ctx._with_exchange(exchange)
 

@@ -1,7 +1,8 @@
 """Routes: ``/mcp`` exactly (no trailing slash; clients use it verbatim) and the OAuth probes.
 
-No OAuth is offered yet: every path an MCP client tries for it answers a JSON 404 (see
-``oauth_not_offered``) instead of the project's HTML one. A later OAuth release replaces these.
+Every OAuth path an MCP client may try answers a JSON 404 here (see ``oauth_not_offered``)
+instead of the project's HTML one. A project that offers OAuth (``tenancy.oauth``) includes its
+routes first, so the documents it serves win and only the rest land here.
 """
 
 from django.urls import path, re_path

@@ -2,8 +2,9 @@
 
 Order of checks (each answered before the next runs): Origin (403) → authentication (401) →
 method (405) → Content-Type (400) → Accept (406) → rate limit (429) → strict envelope
-(400) → era ladder → dispatch. The body cap (413) runs earlier still, in
-``BodyCapMiddleware``, before authentication.
+(400) → era ladder → dispatch. The body cap (413) runs earlier still: in the ASGI handler
+before the body is read (``mcp_tools.asgi``), else in ``BodyCapMiddleware``; both before
+authentication.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from mcp_tools import _jsonrpc, conf, protocol, streaming
 from mcp_tools.calls import FORBIDDEN, RATE_LIMITED, UNAUTHENTICATED
 from mcp_tools.context import CallContext, request_in_flight
 from mcp_tools.exceptions import CallContextRefusedError, UnknownSurfaceError
-from mcp_tools.middleware import body_cap
+from mcp_tools.middleware import body_cap, jsonrpc_errors
 from mcp_tools.surfaces import active_catalogue
 from tenancy import (
     AuthenticationFailedError,
@@ -34,6 +35,7 @@ from tenancy import (
     ignores_ambient_credentials,
     renders_authentication_failure,
 )
+from tenancy.markers import counts_own_rate
 
 logger = logging.getLogger(__name__)
 security_logger = logging.getLogger("mcp_tools.security")
@@ -93,9 +95,10 @@ def accepts_json(accept: str | None) -> bool:
 
 
 def _rate_key(group: str, request: HttpRequest) -> str:
+    # Per membership, not per token: minting more tokens buys no more calls.
     actor = request.actor  # type: ignore[attr-defined]
-    if actor.token_id is not None:
-        return f"token:{actor.token_id}"
+    if actor.membership_id is not None:
+        return f"membership:{actor.membership_id}"
     return f"user:{actor.user_id}"
 
 
@@ -110,12 +113,15 @@ def _rate_usage(request: HttpRequest) -> dict[str, Any] | None:
     )
 
 
-def _unauthenticated(failure: AuthenticationFailedError | None) -> HttpResponse:
+def _unauthenticated(
+    request: HttpRequest, failure: AuthenticationFailedError | None
+) -> HttpResponse:
     """The one 401 of ``/mcp``: a JSON-RPC error with tenancy's stable code in ``data.code``.
 
     ``failure`` is the refused bearer ``tenancy`` recorded (``renders_authentication_failure``),
-    or ``None`` when no credentials were sent. No OAuth authorization server is published (the
-    RFC 9728 metadata 404s), so clients configure a static personal access token.
+    or ``None`` when no credentials were sent. tenancy composes the challenge: with
+    ``tenancy.oauth`` installed it names the RFC 9728 metadata (``resource_metadata``) and the
+    scopes, so OAuth clients discover the authorization server from it.
     """
     if failure is None:
         code = str(NotAuthenticatedError.default_code)
@@ -125,14 +131,20 @@ def _unauthenticated(failure: AuthenticationFailedError | None) -> HttpResponse:
     return _json(
         401,
         _jsonrpc.error_bytes(None, UNAUTHENTICATED, message, {"code": code}),
-        {"WWW-Authenticate": bearer_challenge(failure, realm=None if failure else "mcp")},
+        {
+            "WWW-Authenticate": bearer_challenge(
+                failure, request=request, realm=None if failure else "mcp"
+            )
+        },
     )
 
 
 @csrf_exempt
 @handles_own_idempotency
 @renders_authentication_failure
+@counts_own_rate
 @body_cap
+@jsonrpc_errors
 async def mcp_view(request: HttpRequest) -> HttpResponseBase:
     """Serve one MCP JSON-RPC message statelessly. Never issues ``Mcp-Session-Id``."""
     origin = request.headers.get("Origin")
@@ -143,7 +155,7 @@ async def mcp_view(request: HttpRequest) -> HttpResponseBase:
     if not isinstance(tenant, TenantContext) or not tenant.is_resolved:
         # Before the method check: a client without valid credentials learns that first, on
         # GET too. mcp-remote's SSE fallback GETs /mcp; a 405 there would hide the 401.
-        return _unauthenticated(getattr(request, "authentication_failure", None))
+        return _unauthenticated(request, getattr(request, "authentication_failure", None))
     if request.method != "POST":
         response = _error(405, -32600, "Method not allowed: this endpoint serves POST only")
         response["Allow"] = "POST"
@@ -220,16 +232,24 @@ async def mcp_view(request: HttpRequest) -> HttpResponseBase:
         )
     if isinstance(answer, streaming.StreamReply):
         return streaming.response(answer)
+    if answer.required_scopes is not None:
+        challenge = bearer_challenge(
+            request=request, error_code="insufficient_scope", scope=answer.required_scopes
+        )
+        return _json(answer.status, answer.body, {"WWW-Authenticate": challenge})
     return _json(answer.status, answer.body)
 
 
-# What a client sees when it tries OAuth here. mcp-remote (Claude Desktop's bridge) answers every
-# 401, even one for a static token sent with --header, by trying OAuth: it probes the metadata
-# documents, then registers a client at /register and gives up, quoting this text verbatim.
+# What a client sees at an OAuth path the project does not serve. mcp-remote (Claude Desktop's
+# bridge) answers every 401, even one for a static token sent with --header, by trying OAuth: it
+# probes the metadata documents, then registers a client at /register and gives up, quoting this
+# text verbatim. With an OAuth server installed (tenancy.oauth) its own routes come first and
+# only the paths it does not serve land here.
 OAUTH_NOT_OFFERED: Final = (
-    "This server offers no OAuth sign-in and no client registration: it takes a personal "
-    "access token as 'Authorization: Bearer <token>'. If that was sent and refused (HTTP 401), "
-    "the token is invalid, expired or revoked: issue a new one."
+    "No OAuth endpoint here. When this server offers OAuth sign-in, its metadata is at "
+    "/.well-known/oauth-protected-resource/mcp; otherwise it takes a personal access token as "
+    "'Authorization: Bearer <token>'. If that was sent and refused (HTTP 401), the token is "
+    "invalid, expired or revoked: sign in again or issue a new one."
 )
 
 

@@ -27,6 +27,7 @@ from tenancy.authentication import TenancyAuthentication
 from tenancy.exceptions import (
     InvalidCredentialsError,
     LoginRateLimitedError,
+    TokenLimitReachedError,
     TokenNotFoundError,
 )
 from tenancy.markers import (
@@ -229,7 +230,12 @@ class MeApi(ProblemsByDefault, APIView):
 
 class TokenCreateInputSerializer(serializers.Serializer[Any]):
     name = serializers.CharField(max_length=100)
-    expiresInDays = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    expiresInDays = serializers.IntegerField(
+        min_value=1,
+        required=False,
+        allow_null=True,
+        help_text="Lifetime in days; omitted or null → TENANCY_PERSONAL_TOKEN_DEFAULT_DAYS (90).",
+    )
 
     def validate_expiresInDays(self, value: int | None) -> int | None:
         limit = conf.get("PERSONAL_TOKEN_MAX_DAYS")
@@ -290,18 +296,28 @@ class TokenListCreateApi(ProblemsByDefault, APIView):
 
     @extend_schema(
         request=TokenCreateInputSerializer,
-        responses={201: TokenCreatedSerializer, **_problems(400, 401)},
+        responses={201: TokenCreatedSerializer, **_problems(400, 401, 409)},
         summary=f"Create a personal access token for this {TENANT_NOUN} (shown once).",
     )
     def post(self, request: Request) -> Response:
         data = TokenCreateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        days = data.validated_data.get("expiresInDays")
-        expires_at = timezone.now() + timedelta(days=days) if days else None
-        membership = Membership.objects.get(pk=_membership_id(request))
+        # Every token made here expires: a 15-minute login token must not be able to mint a
+        # credential that outlives every password change but one (the epoch still ends it).
+        days = data.validated_data.get("expiresInDays") or conf.get("PERSONAL_TOKEN_DEFAULT_DAYS")
+        now = timezone.now()
         with transaction.atomic():
+            # The row lock serialises concurrent creations, so the cap holds exactly.
+            membership = Membership.objects.select_for_update().get(pk=_membership_id(request))
+            live = AccessToken.objects.filter(
+                membership=membership, kind=AccessToken.Kind.PERSONAL, revoked_at__isnull=True
+            ).exclude(expires_at__lte=now)
+            if live.count() >= conf.get("MAX_PERSONAL_TOKENS"):
+                raise TokenLimitReachedError()
             token, raw = issue_token(
-                membership=membership, name=data.validated_data["name"], expires_at=expires_at
+                membership=membership,
+                name=data.validated_data["name"],
+                expires_at=now + timedelta(days=days),
             )
         token.token = raw  # type: ignore[attr-defined]
         return Response(TokenCreatedSerializer(token).data, status=status.HTTP_201_CREATED)

@@ -35,7 +35,15 @@ DEFAULTS: dict[str, Any] = {
     # RFC 9457 ``type`` = base + code. None → "<this server's origin>/problems/".
     "PROBLEM_TYPE_BASE_URL": None,
     "SESSION_TOKEN_MINUTES": 15,
+    # Personal tokens created through the REST API expire: after the default when the caller
+    # names no lifetime, never later than the maximum.
+    "PERSONAL_TOKEN_DEFAULT_DAYS": 90,
     "PERSONAL_TOKEN_MAX_DAYS": 366,
+    # Live (unrevoked, unexpired) personal tokens one membership may hold; creating one more
+    # is 409 Token.LimitReached.
+    "MAX_PERSONAL_TOKENS": 20,
+    # Requests per membership (TenancyMiddleware; views marked counts_own_rate skip it).
+    "API_RATE": "300/m",
     # last_used_at is written at most this often per token, to keep reads cheap.
     "TOKEN_LAST_USED_RESOLUTION_SECONDS": 300,
     "LOGIN_RATE": "10/m",

@@ -35,6 +35,13 @@ class CredentialsSupersededError(AuthenticationFailedError):
     default_code = "Auth.CredentialsSuperseded"
 
 
+class TokenAudienceError(AuthenticationFailedError):
+    """An OAuth access token issued for another resource (RFC 8707), or presented elsewhere."""
+
+    default_detail = "This access token was not issued for this resource."
+    default_code = "Auth.InvalidAudience"
+
+
 class AccountDisabledError(AuthenticationFailedError):
     default_detail = "This account is disabled."
     default_code = "Auth.AccountDisabled"
@@ -83,3 +90,9 @@ class TokenNotFoundError(APIException):
     status_code = status.HTTP_404_NOT_FOUND
     default_detail = "No such token."
     default_code = "Token.NotFound"
+
+
+class TokenLimitReachedError(APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "You hold the maximum number of live personal tokens. Revoke one first."
+    default_code = "Token.LimitReached"

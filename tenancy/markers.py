@@ -40,6 +40,15 @@ def renders_authentication_failure(view: F) -> F:
     return view
 
 
+COUNTS_OWN_RATE = "tenancy_counts_own_rate"
+
+
+def counts_own_rate(view: F) -> F:
+    """The view keeps its own rate budget (``/mcp``): tenancy's per-member count skips it."""
+    setattr(view, COUNTS_OWN_RATE, True)
+    return view
+
+
 def has_marker(view_func: Any, marker: str) -> bool:
     """True if the view function, or the class-based view behind it, carries ``marker``."""
     if getattr(view_func, marker, False):

@@ -2,10 +2,12 @@
 
 Runs after Django's auth middleware and before ``idempotency``. On every request it attaches
 unresolved ``request.tenant``, ``request.actor`` and ``request.row_scope``; a valid bearer
-resolves all three. An invalid one is answered here with 401 and
-``WWW-Authenticate: Bearer error="invalid_token"`` before any view runs, unless the view
-renders authentication failures itself (``renders_authentication_failure``): then the failure is
-recorded on ``request.authentication_failure`` and the view answers it in its own format.
+resolves all three, whatever its kind (``tenancy.credentials``: personal and session tokens,
+and OAuth access tokens when ``tenancy.oauth`` is installed). An invalid one is answered here
+with 401 and ``WWW-Authenticate: Bearer error="invalid_token"`` (``tenancy.challenges``) before
+any view runs, unless the view renders authentication failures itself
+(``renders_authentication_failure``): then the failure is recorded on
+``request.authentication_failure`` and the view answers it in its own format.
 """
 
 from __future__ import annotations
@@ -21,15 +23,17 @@ from django.utils.module_loading import import_string
 from tenancy import conf
 from tenancy.challenges import bearer_challenge
 from tenancy.context import ActorContext, RowScope, TenantContext
+from tenancy.credentials import authenticate_bearer
 from tenancy.exceptions import AuthenticationFailedError, CredentialsSupersededError
 from tenancy.markers import (
     ACCEPTS_SUPERSEDED_CREDENTIALS,
+    COUNTS_OWN_RATE,
     IGNORES_AMBIENT_CREDENTIALS,
     RENDERS_AUTHENTICATION_FAILURE,
     has_marker,
 )
 from tenancy.problems import problem_response
-from tenancy.tokens import check_token
+from tenancy.throttling import rate_refusal
 
 security_logger = logging.getLogger("tenancy.security")
 
@@ -42,7 +46,7 @@ def invalid_token_response(
         status=401,
         code=str(error.default_code),
         title=str(error.default_detail),
-        headers={"WWW-Authenticate": bearer_challenge(error)},
+        headers={"WWW-Authenticate": bearer_challenge(error, request=request)},
     )
 
 
@@ -93,7 +97,7 @@ class TenancyMiddleware(MiddlewareMixin):
         if scheme.lower() != "bearer" or not raw.strip():
             return refuse(request, view_func, AuthenticationFailedError())
         try:
-            token = check_token(raw.strip())
+            credential = authenticate_bearer(raw.strip(), request)
         except CredentialsSupersededError as error:
             if not has_marker(view_func, ACCEPTS_SUPERSEDED_CREDENTIALS):
                 security_logger.info("superseded token refused", extra={"path": request.path})
@@ -102,7 +106,7 @@ class TenancyMiddleware(MiddlewareMixin):
         except AuthenticationFailedError as error:
             security_logger.info("bearer refused: %s", error.default_code)
             return refuse(request, view_func, error)
-        membership = token.membership
+        membership = credential.membership
         tenant: TenantContext = request.tenant  # type: ignore[attr-defined]
         actor: ActorContext = request.actor  # type: ignore[attr-defined]
         tenant.resolve(membership.tenant)
@@ -111,7 +115,11 @@ class TenancyMiddleware(MiddlewareMixin):
             membership_id=membership.pk,
             roles=tuple(membership.roles),
             role=membership.effective_role,
-            token_id=token.pk,
+            token_id=credential.token_id,
+            scopes=credential.scopes,
         )
         resolve_row_scope(tenant, actor, request.row_scope)  # type: ignore[attr-defined]
-        return None
+        if has_marker(view_func, COUNTS_OWN_RATE):
+            return None
+        # Before idempotency's process_view opens the write's transaction (tenancy.throttling).
+        return rate_refusal(request)

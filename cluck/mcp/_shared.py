@@ -1,4 +1,5 @@
-"""What the farm's MCP modules share: the domain caller, paging arguments, reply models."""
+"""What the farm's MCP modules share: the domain caller, paging arguments, reply models, and
+the stable error codes several tools answer."""
 
 from __future__ import annotations
 
@@ -25,6 +26,25 @@ Cursor = Annotated[
 ]
 
 
+# The tools' own stable error codes (the tool reference lists them under each tool, with the
+# framework's Tool.* and Idempotency.* codes). A fuzz guard checks no tool answers anything else.
+BAD_CURSOR = {
+    "Validation.Failed": "`cursor` is not one this tool handed out (data.errors: `cursor`)."
+}
+FLOCK_NAME = {
+    "Flock.NotFound": "No flock you can access has that name or id.",
+    "Flock.Ambiguous": "Several flocks have that name: data.candidates lists them; pass the "
+    "flockId.",
+}
+ENTRY_CHECKS = {
+    "FlockScope.NotAssigned": "You are restricted to assigned flocks and this is not one.",
+    "DailyEntry.DateBeforePlacement": "The day precedes the flock's placement "
+    "(data.placementDate).",
+    "DailyEntry.MortalityExceedsBirdsAlive": "More birds died than the flock has alive "
+    "(data.birdsAlive).",
+}
+
+
 def caller_of(ctx: CallContext) -> Caller:
     """The service-layer caller for an MCP call: identity only from the call context."""
     return Caller(tenant=ctx.tenant, actor=ctx.actor, scope=ctx.row_scope, channel="mcp")
@@ -47,3 +67,12 @@ class MoneyOut(Reply):
     @classmethod
     def of(cls, money: Money) -> MoneyOut:
         return cls(**money.as_json())
+
+
+def money_out(money: Money | None) -> MoneyOut | None:
+    return None if money is None else MoneyOut.of(money)
+
+
+def hidden_money(description: str) -> Any:
+    # Money is absent (not null) for roles outside the money tier (Caller.sees_money).
+    return Field(default=None, exclude_if=lambda value: value is None, description=description)

@@ -1,24 +1,35 @@
 """Commerce tools: customers, sales orders (money only for the money tier), receivables.
 
 Thin like the production tools; money is rendered at this boundary as ``{"amount",
-"currency"}``, never as integer minor units.
+"currency"}``, and only when the selector handed it over (``Caller.sees_money``, the rule REST
+follows too).
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import Field
 
 from cluck.api.base import decode_cursor
-from cluck.mcp._shared import PAGE_DEFAULT, Cursor, Limit, MoneyOut, Reply, caller_of, next_cursor
+from cluck.mcp._shared import (
+    BAD_CURSOR,
+    PAGE_DEFAULT,
+    Cursor,
+    Limit,
+    MoneyOut,
+    Reply,
+    caller_of,
+    hidden_money,
+    money_out,
+    next_cursor,
+)
 from cluck.roles import SALES_ACCESS, SALES_FLOW
 from cluck.selectors import customers as customer_selectors
 from cluck.selectors import orders as order_selectors
 from cluck.selectors import receivables as receivable_selectors
 from mcp_tools import CallContext, tool
-from tenancy import evaluate
 
 # --- customers, orders, receivables ----------------------------------------------------------
 
@@ -39,6 +50,7 @@ class CustomerPage(Reply):
 
 @tool(
     name="cluck_list_customers",
+    errors=BAD_CURSOR,
     read_only=True,
     policy=SALES_FLOW,
     mirrors=("customer-list", "customer-detail"),
@@ -73,16 +85,11 @@ def list_customers(
     )
 
 
-def _hidden_money(description: str) -> Any:
-    # Money is absent (not null) for roles outside the money tier.
-    return Field(default=None, exclude_if=lambda value: value is None, description=description)
-
-
 class OrderLineOut(Reply):
     grade: str
     quantity: int = Field(description="Eggs.")
-    unit_price: MoneyOut | None = _hidden_money("Per egg; only for sales-access roles.")
-    line_total: MoneyOut | None = _hidden_money("Only for sales-access roles.")
+    unit_price: MoneyOut | None = hidden_money("Per egg; only for sales-access roles.")
+    line_total: MoneyOut | None = hidden_money("Only for sales-access roles.")
 
 
 class OrderItem(Reply):
@@ -92,9 +99,9 @@ class OrderItem(Reply):
     customer_name: str
     status: str
     order_date: dt.date
-    total: MoneyOut | None = _hidden_money("Only for sales-access roles.")
-    paid: MoneyOut | None = _hidden_money("Only for sales-access roles.")
-    outstanding: MoneyOut | None = _hidden_money(
+    total: MoneyOut | None = hidden_money("Only for sales-access roles.")
+    paid: MoneyOut | None = hidden_money("Only for sales-access roles.")
+    outstanding: MoneyOut | None = hidden_money(
         "Only for sales-access roles, and only for Confirmed orders."
     )
     lines: list[OrderLineOut] | None = Field(
@@ -110,7 +117,7 @@ class OrderPage(Reply):
     next_cursor: str | None
 
 
-def _order_item(order: order_selectors.OrderView, *, money: bool) -> OrderItem:
+def _order_item(order: order_selectors.OrderView) -> OrderItem:
     settlement = order.settlement
     return OrderItem(
         order_id=order.order_id,
@@ -119,7 +126,7 @@ def _order_item(order: order_selectors.OrderView, *, money: bool) -> OrderItem:
         customer_name=order.customer_name,
         status=order.status,
         order_date=order.order_date,
-        total=MoneyOut.of(order.total) if money else None,
+        total=money_out(order.total),
         paid=MoneyOut.of(settlement.paid) if settlement is not None else None,
         outstanding=(
             MoneyOut.of(settlement.outstanding)
@@ -131,8 +138,8 @@ def _order_item(order: order_selectors.OrderView, *, money: bool) -> OrderItem:
                 OrderLineOut(
                     grade=line.grade_name,
                     quantity=line.quantity,
-                    unit_price=MoneyOut.of(line.unit_price) if money else None,
-                    line_total=MoneyOut.of(line.line_total) if money else None,
+                    unit_price=money_out(line.unit_price),
+                    line_total=money_out(line.line_total),
                 )
                 for line in order.lines
             ]
@@ -144,14 +151,21 @@ def _order_item(order: order_selectors.OrderView, *, money: bool) -> OrderItem:
 
 @tool(
     name="cluck_list_orders",
+    errors={
+        **BAD_CURSOR,
+        "SalesOrder.NotFound": "No order of this farm has that orderId.",
+        "Customer.NotFound": "No customer has that name or id.",
+        "Customer.Ambiguous": "Several customers have that name: pass the id (data.candidates).",
+    },
     read_only=True,
     policy=SALES_FLOW,
     mirrors=("sales-order-list", "sales-order-detail"),
     title="List sales orders",
     description=(
         "Sales orders, newest first, optionally for one customer (name or id) and status; pass "
-        "orderId to get one order with its lines. Money fields (total, paid, outstanding) "
-        'appear only for owners, managers and sales staff, as {"amount", "currency"}.'
+        "orderId to get one order with its lines. Money fields (total, paid, outstanding, "
+        "and the lines' unitPrice and lineTotal) appear only for owners, managers and sales "
+        'staff, as {"amount", "currency"}.'
     ),
 )
 def list_orders(
@@ -165,13 +179,11 @@ def list_orders(
     cursor: Cursor = None,
 ) -> OrderPage:
     caller = caller_of(ctx)
-    # The money tier is a policy decision, made by the same function the REST routes use.
-    money = evaluate(SALES_ACCESS, ctx.actor)
+    # Money fields come only for the money tier: the selector decides (Caller.sees_money),
+    # exactly as for the REST routes.
     if order_id is not None:
-        order = order_selectors.sales_order_get(
-            caller=caller, order_id=order_id, include_settlement=money
-        )
-        return OrderPage(orders=[_order_item(order, money=money)], complete=True, next_cursor=None)
+        order = order_selectors.sales_order_get(caller=caller, order_id=order_id)
+        return OrderPage(orders=[_order_item(order)], complete=True, next_cursor=None)
     customer_id = None
     if customer is not None:
         customer_id = customer_selectors.customer_resolve(caller=caller, name_or_id=customer).pk
@@ -181,10 +193,9 @@ def list_orders(
         customer_id=customer_id,
         limit=limit,
         cursor_position=decode_cursor(cursor, keys=order_selectors.ORDER_CURSOR_KEYS),
-        include_settlement=money,
     )
     return OrderPage(
-        orders=[_order_item(order, money=money) for order in page.items],
+        orders=[_order_item(order) for order in page.items],
         complete=page.complete,
         next_cursor=next_cursor(page.next_position),
     )
@@ -206,6 +217,7 @@ class ReceivablesPage(Reply):
 
 @tool(
     name="cluck_read_receivables",
+    errors=BAD_CURSOR,
     read_only=True,
     policy=SALES_ACCESS,
     mirrors="customer-balance-list",

@@ -16,6 +16,9 @@ from pydantic import BaseModel, ConfigDict, Field
 from cluck.api.base import decode_cursor
 from cluck.caller import Caller
 from cluck.mcp._shared import (
+    BAD_CURSOR,
+    ENTRY_CHECKS,
+    FLOCK_NAME,
     PAGE_DEFAULT,
     PAGE_MAX,
     Cursor,
@@ -23,6 +26,8 @@ from cluck.mcp._shared import (
     MoneyOut,
     Reply,
     caller_of,
+    hidden_money,
+    money_out,
     next_cursor,
 )
 from cluck.roles import PRODUCTION_WRITE
@@ -58,6 +63,7 @@ class FlockPage(Reply):
 
 @tool(
     name="cluck_list_flocks",
+    errors=BAD_CURSOR,
     read_only=True,
     mirrors=("flock-list", "flock-detail"),
     title="List flocks",
@@ -113,7 +119,9 @@ class GradeItem(Reply):
     saleable: bool
     active: bool
     recordable: bool = Field(description="May be named in a daily entry's grades list.")
-    unit_price: MoneyOut = Field(description="Default list price per egg.")
+    unit_price: MoneyOut | None = hidden_money(
+        "Default list price per egg; only for sales-access roles."
+    )
 
 
 class GradeList(Reply):
@@ -129,7 +137,8 @@ class GradeList(Reply):
     description=(
         "The farm's egg grades (e.g. Small, Medium, Large) with kind, whether saleable, and "
         "whether a daily entry's grades list may name them (recordable). Use these names in "
-        "cluck_record_daily_entry."
+        "cluck_record_daily_entry. The list price (unitPrice) appears only for owners, "
+        "managers and sales staff."
     ),
 )
 def list_egg_grades(ctx: CallContext) -> GradeList:
@@ -144,7 +153,7 @@ def list_egg_grades(ctx: CallContext) -> GradeList:
                 saleable=g.is_saleable,
                 active=g.is_active,
                 recordable=g.is_recordable,
-                unit_price=MoneyOut.of(g.unit_price),
+                unit_price=money_out(g.unit_price),
             )
             for g in page.items
         ],
@@ -248,6 +257,11 @@ def _entry_item(entry: entry_selectors.DailyEntryView) -> EntryItem:
 
 @tool(
     name="cluck_list_daily_entries",
+    errors={
+        **FLOCK_NAME,
+        "Validation.Failed": "A bad `cursor`, or `toDate` before `fromDate` "
+        "(DailyEntry.DateRange.Inverted); data.errors lists each.",
+    },
     read_only=True,
     mirrors=("daily-entry-list", "daily-entry-detail"),
     title="List daily entries",
@@ -317,6 +331,24 @@ def _flock_id_for_write(caller: Caller, flock: str | int) -> int:
 
 @tool(
     name="cluck_record_daily_entry",
+    errors={
+        "Validation.Failed": "A field breaks a rule; data.errors lists each with its code: "
+        "DailyEntry.Date.NotFuture (after the farm's today), DailyEntry.Date.TooOld (before "
+        "the farm's late-entry grace), DailyEntry.<Counter>.NonNegative / .TooLarge, "
+        "DailyEntry.Eggs.SumWithinTotal, DailyEntry.FlockId.Required, "
+        "DailyEntry.GradeQuantity.Positive, DailyEntry.Grades.Unique, "
+        "DailyEntry.Grades.WithinAvailable, DailyEntry.Grades.TooMany.",
+        **FLOCK_NAME,
+        "EggGrade.NotFound": "No grade has that name or id (data.validNames).",
+        "EggGrade.Ambiguous": "Grade names differ only in case: pass the id (data.candidates).",
+        "DailyEntry.FlockNotActive": "The flock does not accept production on that date "
+        "(archived, or depleted before it).",
+        **ENTRY_CHECKS,
+        "DailyEntry.UnknownGrade": "A grade line names a grade that is not recordable "
+        "(data.validGrades).",
+        "DailyEntry.GradesExceedTotal": "Graded eggs exceed total − cracked − dirty − discarded.",
+        "DailyEntry.Immutable": "The day's entry is no longer a Draft.",
+    },
     policy=PRODUCTION_WRITE,
     mirrors="daily-entry-record",
     title="Record a day's production",
@@ -435,6 +467,17 @@ def _confirm_submit(ctx: CallContext, caller: Caller, daily_entry_id: int) -> No
 
 @tool(
     name="cluck_submit_daily_entry",
+    errors={
+        "DailyEntry.NotFound": "No daily entry you can access has that id.",
+        "DailyEntry.NotDraft": "The entry was already submitted.",
+        **ENTRY_CHECKS,
+        "DailyEntry.GradesNotReconciled": "Graded eggs must equal total − cracked − dirty − "
+        "discarded (data.graded, data.sellable).",
+        "DailyEntry.VersionConflict": "Another writer changed the entry meanwhile; reload "
+        "and retry.",
+        "DailyEntry.SubmitNotConfirmed": "Your client asked the user to confirm the figures "
+        "and they did not; nothing was submitted.",
+    },
     policy=PRODUCTION_WRITE,
     mirrors="daily-entry-submit",
     title="Submit a daily entry",

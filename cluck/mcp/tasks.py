@@ -14,7 +14,7 @@ from typing import Annotated
 
 from pydantic import Field
 
-from cluck.mcp._shared import Reply, caller_of
+from cluck.mcp._shared import FLOCK_NAME, Reply, caller_of
 from cluck.selectors import flocks as flock_selectors
 from cluck.selectors import reports as report_selectors
 from mcp_tools import CallContext, tool
@@ -51,6 +51,11 @@ class ProductionReport(Reply):
 
 @tool(
     name="cluck_production_report",
+    errors={
+        "Validation.Failed": "fromDate is after toDate, or the range spans more than 36 months "
+        "(data.errors).",
+        **FLOCK_NAME,
+    },
     read_only=True,
     task_support="optional",
     mirrors_no_route=(

@@ -73,7 +73,10 @@ def _assert_jsonrpc_401(response, code: str) -> dict:
 def test_missing_bearer_is_401_with_a_bearer_challenge(anonymous):
     response = anonymous.message("ping")
     _assert_jsonrpc_401(response, "Auth.NotAuthenticated")
-    assert response["WWW-Authenticate"] == bearer_challenge(realm="mcp")
+    # With an OAuth server installed (the farm's tenancy.oauth) the challenge also names the
+    # RFC 9728 metadata and the scopes: composed by tenancy for the request's path.
+    expected = bearer_challenge(realm="mcp", request=RequestFactory().post("/mcp"))
+    assert response["WWW-Authenticate"] == expected
 
 
 def _garbage(membership) -> str:
@@ -137,8 +140,12 @@ def test_mcp_and_rest_send_the_same_challenge_for_the_same_refused_bearer(mcp_cl
     rest = client.client.get("/api/v1/flocks/", headers=client.headers())
     assert rest.status_code == 401 and rest["Content-Type"] == "application/problem+json"
     assert rest.json()["code"] == "Auth.InvalidToken"
-    expected = bearer_challenge(AuthenticationFailedError())
-    assert mcp["WWW-Authenticate"] == rest["WWW-Authenticate"] == expected
+    error = AuthenticationFailedError()
+    assert rest["WWW-Authenticate"] == bearer_challenge(error)
+    # /mcp's adds what only the protected resource has: resource_metadata and scope.
+    on_mcp = bearer_challenge(error, request=RequestFactory().post("/mcp"))
+    assert mcp["WWW-Authenticate"] == on_mcp
+    assert on_mcp.startswith(bearer_challenge(error) + ", resource_metadata=")
 
 
 @pytest.mark.parametrize("bearer", ["refused", "missing"])
@@ -170,13 +177,21 @@ def test_accept_without_json_is_406(mcp_client):
     assert mcp_client().message("ping", Accept="text/event-stream").status_code == 406
 
 
-def test_oversized_body_is_413_before_authentication(db):
-    """Guard 29: the cap runs before auth — an invalid bearer with a big body gets 413, not 401.
+def test_oversized_body_is_413_before_authentication(db, django_assert_num_queries):
+    """Guard 29: the cap runs before auth — a well-formed but unknown bearer with a big body
+    gets 413, not 401, and the token is never looked up (no query at all).
 
-    Mutation: move BodyCapMiddleware after TenancyMiddleware in MIDDLEWARE → red (401).
+    Mutations (each seen red): remove ``BodyCapMiddleware`` from MIDDLEWARE → 401 after a
+    token lookup; in ``BodyCapMiddleware.__call__`` call ``get_response`` before
+    ``check_body`` → the lookup runs (one query). The old mutation, "move BodyCapMiddleware
+    after TenancyMiddleware", changes nothing at run time: tenancy authenticates in
+    ``process_view``, which runs after every middleware's ``__call__``; the ordering check
+    ``mcp_tools.E003`` is configuration hygiene, not this guard.
     """
     big = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": "a" * 40000}})
-    response = McpClient("ck_not-a-real-token").post_raw(big)
+    client = McpClient("ck_pat_" + "x" * 43)
+    with django_assert_num_queries(0):
+        response = client.post_raw(big)
     assert response.status_code == 413
     assert _json(response)["error"]["code"] == -32600
 
@@ -466,11 +481,10 @@ def test_rate_limit_per_token_is_429_with_retry_after(mcp_client):
 
 
 OAUTH_PROBES = [
-    # What mcp-remote 0.15 and Claude Code try, in order, when /mcp answers 401.
-    ("get", "/.well-known/oauth-protected-resource/mcp"),
-    ("get", "/.well-known/oauth-protected-resource"),
+    # What mcp-remote 0.15 and Claude Code try, in order, when /mcp answers 401, less what the
+    # farm's OAuth server (tenancy.oauth) serves: the RFC 9728 documents and the root RFC 8414
+    # one (tests/tenancy/oauth/test_discovery.py).
     ("get", "/.well-known/oauth-authorization-server/mcp"),
-    ("get", "/.well-known/oauth-authorization-server"),
     ("get", "/.well-known/openid-configuration/mcp"),
     ("get", "/mcp/.well-known/openid-configuration"),
     ("get", "/.well-known/openid-configuration"),

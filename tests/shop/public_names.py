@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 APPS = ("tenancy", "idempotency", "mcp_tools")
+OPTIONAL_APPS = ("tenancy.oauth",)
 # Keyword arguments whose literal values are stable identifiers (error codes, check ids, route
 # names, logger and context-variable names).
 CODE_KEYWORDS = {"code", "default_code", "id", "name", "group", "thread_name_prefix"}
@@ -40,11 +41,18 @@ def _made_here(obj: Any, module: Any) -> bool:
 
 
 def _modules() -> list[Any]:
+    from django.apps import apps
+
     found = []
     for app in APPS:
         package = importlib.import_module(app)
         found.append(package)
         for info in pkgutil.walk_packages(package.__path__, prefix=f"{app}."):
+            # An optional sub-app (tenancy.oauth) is scanned only where a project installs it:
+            # its models cannot even be imported otherwise.
+            optional = next((name for name in OPTIONAL_APPS if info.name.startswith(name)), None)
+            if optional is not None and not apps.is_installed(optional):
+                continue
             found.append(importlib.import_module(info.name))
     return found
 
