@@ -52,8 +52,8 @@ def complete_days(ctx: CallContext, value: str, arguments: dict[str, str]) -> li
     title="Egg grades",
     mime_type="application/json",
     description=(
-        "The farm's egg grades (kind, saleable, recordable, list price per egg), as "
-        "cluck_list_egg_grades returns them."
+        "The farm's egg grades (kind, saleable, recordable; the list price per egg only for "
+        "owners, managers and sales staff), as cluck_list_egg_grades returns them."
     ),
 )
 def egg_grades(ctx: CallContext) -> GradeList:

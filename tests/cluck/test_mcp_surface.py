@@ -200,6 +200,8 @@ def test_summarise_a_day_embeds_the_days_entries_and_completes_from_the_callers_
 
 
 def _draft(owner: Tools, key: str, day: dt.date) -> int:
+    # The active House 2 Brown was placed 35 days ago and has two weeks of seeded entries:
+    # days 20-23 back are free and after its placement.
     flock = Flock.objects.for_tenant(sunrise()).get(name="House 2 Brown", status="Active")
     recorded = owner.ok(
         "cluck_record_daily_entry",
@@ -220,7 +222,7 @@ def _draft(owner: Tools, key: str, day: dt.date) -> int:
 def test_submit_asks_to_confirm_the_figures_when_the_client_can_ask(demo):
     owner = _hand(demo, "owner@sunrise.example")
     modern = Modern(demo["owner@sunrise.example"])
-    entry_id = _draft(owner, "confirm-1", sunrise().today() - dt.timedelta(days=40))
+    entry_id = _draft(owner, "confirm-1", sunrise().today() - dt.timedelta(days=20))
     call = {
         "name": "cluck_submit_daily_entry",
         "arguments": {"idempotencyKey": "submit-confirm-1", "dailyEntryId": entry_id},
@@ -244,7 +246,7 @@ def test_submit_asks_to_confirm_the_figures_when_the_client_can_ask(demo):
 def test_a_declined_or_stale_confirmation_submits_nothing(demo):
     owner = _hand(demo, "owner@sunrise.example")
     modern = Modern(demo["owner@sunrise.example"])
-    day = sunrise().today() - dt.timedelta(days=41)
+    day = sunrise().today() - dt.timedelta(days=21)
     entry_id = _draft(owner, "confirm-2", day)
     call = {
         "name": "cluck_submit_daily_entry",
@@ -280,12 +282,12 @@ def test_a_declined_or_stale_confirmation_submits_nothing(demo):
 
 def test_submit_proceeds_as_before_when_the_client_cannot_ask(demo):
     owner = _hand(demo, "owner@sunrise.example")
-    handshake_entry = _draft(owner, "confirm-3", sunrise().today() - dt.timedelta(days=42))
+    handshake_entry = _draft(owner, "confirm-3", sunrise().today() - dt.timedelta(days=22))
     submitted = owner.ok(
         "cluck_submit_daily_entry", {"idempotencyKey": "submit-3", "dailyEntryId": handshake_entry}
     )
     assert submitted["status"] == "Submitted"
-    modern_entry = _draft(owner, "confirm-4", sunrise().today() - dt.timedelta(days=43))
+    modern_entry = _draft(owner, "confirm-4", sunrise().today() - dt.timedelta(days=23))
     no_elicitation = Modern(demo["owner@sunrise.example"]).send(
         "tools/call",
         {
