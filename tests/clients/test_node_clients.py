@@ -19,6 +19,7 @@ import subprocess
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -335,6 +336,18 @@ class StdioProxy:
         line, self._buffer = self._buffer.split(b"\n", 1)
         return line
 
+    def wait_for_log(self, text: str, *, seconds: float) -> str:
+        """The proxy's log once ``text`` is in it (and the line after it has arrived)."""
+        deadline = time.monotonic() + seconds
+        while True:
+            log = self.log_path.read_text(errors="replace")
+            _, found, after = log.partition(text)
+            if found and "\n" in after.lstrip("\n"):
+                return log
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"mcp-remote never logged {text!r}; its log:\n{log[-4000:]}")
+            time.sleep(0.1)
+
     def unread(self) -> bytes:
         """Whatever the proxy wrote to stdout that no request has consumed (after it exited)."""
         assert self.process.stdout is not None
@@ -369,8 +382,9 @@ def test_mcp_remote_relays_our_codes_over_stdio(demo_server: DemoServer, tmp_pat
 
     Three proxies: the owner's story in the handshake era, readonly with ``--protocol auto``
     (mcp-remote finds 2026-07-28 through ``server/discover`` and bridges every request), and
-    a bearer the server refuses (mcp-remote tries OAuth discovery, fails, exits non-zero —
-    it must not hang or wait on a browser)."""
+    a bearer the server refuses (the 401 names the OAuth metadata, so mcp-remote discovers
+    tenancy.oauth, registers and sends its user to our authorization endpoint for exactly this
+    resource; nothing reaches its stdout meanwhile)."""
     node.require(node.MCP_REMOTE)
     server, day = demo_server, demo_server.days_ago(22)
     write = record_args("mcp-remote-1", server.house_2_brown["Active"], day)
@@ -409,10 +423,16 @@ def test_mcp_remote_relays_our_codes_over_stdio(demo_server: DemoServer, tmp_pat
     finally:
         assert proxy.close() == 0
 
-    # mcp-remote connects before it reads stdin: a refused bearer ends it without a message.
+    # mcp-remote connects before it reads stdin. A refused bearer: the challenge leads it to
+    # OAuth sign-in, which waits for a person (tests/tenancy/oauth drives that flow to the end).
     refused = StdioProxy(server, "ck_pat_not-a-token", tmp_path)
+    origin = server.url.removesuffix("/mcp")
     try:
-        status = refused.process.wait(30)
+        sign_in = refused.wait_for_log("Please authorize this client by visiting:", seconds=30)
+        assert refused.process.poll() is None, sign_in
     finally:
+        refused.process.kill()
         refused.close()
-    assert status != 0 and refused.unread() == b"", refused.log_path.read_text()[-4000:]
+    assert f"{origin}/oauth/authorize/?" in sign_in, sign_in
+    assert f"resource={quote(server.url, safe='')}" in sign_in, sign_in
+    assert refused.unread() == b""
