@@ -148,6 +148,8 @@ def test_a_resource_of_farm_a_is_never_readable_from_farm_b(demo):
 
 
 def test_a_workers_unassigned_flock_is_not_a_resource_they_can_read(demo):
+    """Mutation: in ``cluck.selectors.flocks.accessible_flocks`` drop
+    ``.filter(flock_scope_filter(caller))`` → red (the Worker reads the unassigned card)."""
     worker = _hand(demo, "worker@sunrise.example")
     assigned, other = (
         _sunrise_flock("House 1 White"),
@@ -244,6 +246,9 @@ def test_submit_asks_to_confirm_the_figures_when_the_client_can_ask(demo):
 
 
 def test_a_declined_or_stale_confirmation_submits_nothing(demo):
+    """Mutations: in ``cluck.mcp.production._confirm_submit`` ignore the answer (``if False
+    and not (...)``) → red (a decline submits); key the question without the draft's version
+    (``"confirm-submit"``) → red (a yes to the old figures submits the edited draft)."""
     owner = _hand(demo, "owner@sunrise.example")
     modern = Modern(demo["owner@sunrise.example"])
     day = sunrise().today() - dt.timedelta(days=21)

@@ -72,6 +72,7 @@ class _Result:  # not a pydantic model: refused above before it matters
 
 
 def test_raw_tools_are_off_unless_enabled(mcp_client):
+    """Mutation: in ``raw.served_raw_tools`` ignore ``MCP_TOOLS_ALLOW_RAW_TOOLS`` → red."""
     client = mcp_client()
     assert "mcptest_raw_echo" not in {t["name"] for t in client.list_tools()["result"]["tools"]}
     assert client.call("mcptest_raw_echo", {"text": "hi"})["error"]["code"] == -32602
@@ -97,6 +98,7 @@ def test_enabled_raw_tools_are_served_warned_about_and_listed_apart(mcp_client, 
 
 
 def test_a_raw_tool_never_takes_a_call_context():
+    """Mutation: in ``RawRegistry.raw_tool`` drop the ``CallContext`` annotation check → red."""
     registry = RawRegistry()
     with pytest.raises(ImproperlyConfigured, match="never a CallContext"):
 

@@ -218,6 +218,8 @@ def test_the_live_policy_is_asked_again_on_read(mcp_client):
 
 
 def test_a_template_instance_of_another_tenant_is_not_found(mcp_client):
+    """Mutation: in ``handlers._read`` answer ``ResourceNotFoundError`` without ``data.uri``
+    → red (another tenant's instance must read exactly like a URI that names nothing)."""
     client = mcp_client()
     tenant = client.membership.tenant.pk
     mine = _handshake(client, "resources/read", {"uri": f"test://tenants/{tenant}/note"})
@@ -351,6 +353,9 @@ def test_completions_answer_prompt_arguments_and_template_variables(mcp_client):
 
 
 def test_completion_of_a_hidden_prompt_is_unknown(mcp_client):
+    """Mutation: build the feature surfaces from every definition (drop ``admits`` in
+    ``mcp_tools.features.build_features``) *and* look the prompt up in ``handlers._complete``
+    without ``_visible`` → red (a Worker gets completions of an owner-only prompt)."""
     ref = {"type": "ref/prompt", "name": "mcptest_owner_prompt"}
     refused = _error(
         _handshake(
