@@ -8,12 +8,41 @@ A Django developer writes, in any installed app's ``mcp.py``::
           description="Widgets in this tenant, newest first.")
     def list_widgets(ctx: CallContext, *, colour: str | None = None) -> WidgetPage: ...
 
-Public surface (import-safe; no models): the decorator, the call context, the errors a tool
-raises or a translator returns.
+and likewise ``@resource``, ``@resource_template``, ``@prompt``; ``@tool_factory`` for a tool
+whose definition depends on the caller (built per request, never cached); ``@raw_tool`` for the
+deliberately unprotected escape hatch (no ``CallContext``; off unless enabled).
+
+Public surface (import-safe; no models): the decorators, the call context and what its
+exchange returns, the errors a tool raises or a translator returns.
 """
 
 from mcp_tools.context import CallContext
-from mcp_tools.exceptions import CallContextRefusedError, ToolError, ToolFailure
+from mcp_tools.exceptions import (
+    CallContextRefusedError,
+    ResourceNotFoundError,
+    ToolError,
+    ToolFailure,
+)
+from mcp_tools.exchange import Elicited, TaskCancelled
+from mcp_tools.factories import FactoryTool, tool_factory
+from mcp_tools.prompts import prompt
+from mcp_tools.raw import raw_tool
 from mcp_tools.registry import tool
+from mcp_tools.resources import resource, resource_template
 
-__all__ = ["CallContext", "CallContextRefusedError", "ToolError", "ToolFailure", "tool"]
+__all__ = [
+    "CallContext",
+    "CallContextRefusedError",
+    "Elicited",
+    "FactoryTool",
+    "ResourceNotFoundError",
+    "TaskCancelled",
+    "ToolError",
+    "ToolFailure",
+    "prompt",
+    "raw_tool",
+    "resource",
+    "resource_template",
+    "tool",
+    "tool_factory",
+]

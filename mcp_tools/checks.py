@@ -90,3 +90,21 @@ def check_middleware(app_configs: Any = None, **kwargs: Any) -> list[checks.Chec
             )
         )
     return errors
+
+
+@checks.register(checks.Tags.security)
+def check_raw_tools(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """``mcp_tools.W001``: raw tools (no CallContext, no tenant) are being served."""
+    from mcp_tools.raw import served_raw_tools
+
+    return [
+        checks.Warning(
+            f"MCP raw tool {spec.name!r} is served without a CallContext: no tenant, actor, "
+            "role filter, argument model or idempotency protects it.",
+            hint="Use @tool unless the tool truly has no tenant; set MCP_TOOLS_ALLOW_RAW_TOOLS "
+            "= False to stop serving raw tools.",
+            obj=spec.qualname,
+            id="mcp_tools.W001",
+        )
+        for spec in served_raw_tools()
+    ]

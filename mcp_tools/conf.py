@@ -41,6 +41,26 @@ DEFAULTS: dict[str, Any] = {
     "INSTRUCTIONS": None,
     # mcp_tools.asgi: threads serving requests' synchronous middleware (one per request).
     "REQUEST_THREADS": 32,
+    # Input requests (2026-07-28): how long a request state may be echoed back.
+    "REQUEST_STATE_TTL_SECONDS": 600,
+    # A request state larger than this is refused when issued (it travels in every retry).
+    "REQUEST_STATE_MAX_BYTES": 8192,
+    # Handshake era: log messages of this level and above go to a streamed response
+    # (logging/setLevel is accepted but a stateless server cannot remember it).
+    "LOG_LEVEL": "info",
+    # Tasks: running at once per process (a separate pool from MAX_CONCURRENT_CALLS), how long
+    # one may run, how long its row is kept, the poll interval suggested to clients, and the
+    # lease a running task renews (past it, its worker is presumed lost).
+    "MAX_CONCURRENT_TASKS": 4,
+    "TASK_TIMEOUT_SECONDS": 900.0,
+    "TASK_TTL_SECONDS": 3600,
+    "TASK_POLL_INTERVAL_MS": 500,
+    "TASK_LEASE_SECONDS": 60.0,
+    # Completions: at most this many values per answer (the spec's own ceiling is 100).
+    "MAX_COMPLETIONS": 100,
+    # Raw tools (no CallContext, no tenant): registered only through @raw_tool and served only
+    # when this is True. A system check warns while it is.
+    "ALLOW_RAW_TOOLS": False,
     # OAuth scopes a credential narrowed by scopes (tenancy's ``actor.scopes``) needs: every
     # tools/call needs READ_SCOPE; a write tool needs WRITE_SCOPE as well. A credential
     # without scopes (a personal token) is decided by its role alone.

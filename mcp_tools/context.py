@@ -10,13 +10,14 @@ from __future__ import annotations
 import contextvars
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any
 
 from django.http import HttpRequest
 
 from mcp_tools.exceptions import CallContextRefusedError
+from mcp_tools.exchange import Elicited, Exchange, M
 from tenancy import ActorContext, Role, RowScope, TenantContext
 
 # The request the MCP view is serving right now. Set and reset by the view only; a context
@@ -64,6 +65,8 @@ class CallContext:
     protocol_version: str
     client_capabilities: Mapping[str, Any] | None = None
     _factory: object = field(default=None, repr=False, compare=False)
+    # The request's exchange with its client (progress, logs, input requests, tasks).
+    _exchange: Exchange = field(default_factory=Exchange, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if self._factory is not _FACTORY:
@@ -78,6 +81,7 @@ class CallContext:
         request_id: str,
         protocol_version: str,
         client_capabilities: Mapping[str, Any] | None = None,
+        exchange: Exchange | None = None,
     ) -> CallContext:
         """Build the context for ``request``; ``tenant`` must be that request's own object.
 
@@ -116,7 +120,12 @@ class CallContext:
                 None if client_capabilities is None else MappingProxyType(dict(client_capabilities))
             ),
             _factory=_FACTORY,
+            _exchange=exchange or Exchange(),
         )
+
+    def _with_exchange(self, exchange: Exchange) -> CallContext:
+        """The same identity with another exchange (a task's run, a factory's build)."""
+        return replace(self, _exchange=exchange)
 
     @property
     def tenant_id(self) -> Any:
@@ -143,3 +152,76 @@ class CallContext:
     def row_ids(self) -> frozenset[Any]:
         """The rows a restricted actor may touch (empty when unrestricted)."""
         return self.row_scope.row_ids
+
+    # --- the exchange with the client (see mcp_tools.exchange) ---------------------------
+
+    def report_progress(
+        self, progress: float, total: float | None = None, message: str | None = None
+    ) -> None:
+        """Report progress: a ``notifications/progress`` on this request's response stream when
+        the client sent a ``progressToken`` and accepts ``text/event-stream`` (dropped
+        otherwise); a task records it as its status message. Raises ``TaskCancelled`` (a
+        ``BaseException``) when the task running this call was cancelled."""
+        self._exchange.report_progress(progress, total, message)
+
+    def log(self, level: str, data: Any, *, logger: str | None = None) -> None:
+        """Send a ``notifications/message`` at ``level`` (``debug`` … ``emergency``) when the
+        client asked for log messages on this request (dropped otherwise)."""
+        self._exchange.log(level, data, logger)
+
+    def client_supports(self, capability: str) -> bool:
+        """The client declared ``capability`` (``elicitation``, ``sampling``, ``roots`` or an
+        extension id) on this request. Always False in the handshake era."""
+        return self._exchange.client_supports(capability)
+
+    def elicit(
+        self, key: str, *, message: str, schema: type[M], require_state: bool = True
+    ) -> Elicited[M]:
+        """Ask the user to fill ``schema`` (flat primitives). The first time, the call ends
+        with an ``InputRequiredResult``; the client's answer comes back with the signed request
+        state and this returns it. ``require_state=False`` also accepts an answer sent without
+        a request state (only for questions whose answer authorizes nothing)."""
+        return self._exchange.elicit(
+            key, message=message, schema=schema, require_state=require_state
+        )
+
+    def sample(
+        self,
+        key: str,
+        *,
+        messages: list[dict[str, Any]],
+        max_tokens: int,
+        system_prompt: str | None = None,
+        require_state: bool = True,
+    ) -> dict[str, Any]:
+        """Ask the client's model (``sampling/createMessage``); returns its result object."""
+        params: dict[str, Any] = {"messages": messages, "maxTokens": max_tokens}
+        if system_prompt is not None:
+            params["systemPrompt"] = system_prompt
+        request = {"method": "sampling/createMessage", "params": params}
+        answer: dict[str, Any] = self._exchange.request_inputs(
+            {key: request}, require_state=require_state
+        )[key]
+        return answer
+
+    def list_roots(self, key: str, *, require_state: bool = True) -> list[dict[str, Any]]:
+        """The client's roots (``roots/list``)."""
+        request: dict[str, Any] = {"method": "roots/list", "params": {}}
+        answer = self._exchange.request_inputs({key: request}, require_state=require_state)
+        return list(answer[key]["roots"])
+
+    def request_inputs(
+        self, requests: dict[str, dict[str, Any]], *, require_state: bool = True
+    ) -> dict[str, Any]:
+        """Several input requests in one round (``{key: {"method", "params"}}``)."""
+        return self._exchange.request_inputs(requests, require_state=require_state)
+
+    def continue_as_task(self) -> None:
+        """Hand the rest of this call to a task when the client negotiated the tasks extension
+        (the tool is declared ``task_support``); otherwise a no-op and the call goes on
+        synchronously. Everything before this line runs again in the task: ask, then act."""
+        self._exchange.continue_as_task()
+
+    def check_cancelled(self) -> None:
+        """Raise ``TaskCancelled`` if the task running this call was cancelled."""
+        self._exchange.check_cancelled()

@@ -42,3 +42,11 @@ class CallContextRefusedError(Exception):
 
 class UnknownSurfaceError(Exception):
     """No prepared surface exists for the caller's key; refused before any dispatch."""
+
+
+class ResourceNotFoundError(Exception):
+    """Raised by a resource function: the URI names nothing this caller may read.
+
+    Answered as JSON-RPC -32602 with ``data.uri`` — the same answer as an unknown or hidden
+    resource, so a client cannot tell "missing" from "someone else's".
+    """

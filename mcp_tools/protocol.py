@@ -13,31 +13,19 @@ immutable catalogue.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
 from typing import Any, Final
 
 from mcp.shared.inbound import (
-    ERROR_CODE_HTTP_STATUS,
     MCP_METHOD_HEADER,
     MCP_NAME_HEADER,
     MCP_PROTOCOL_VERSION_HEADER,
     InboundLadderRejection,
     classify_inbound_request,
     unsupported_protocol_version_rejection,
-    validate_mcp_param_headers,
 )
-from mcp_types import (
-    CLIENT_CAPABILITIES_META_KEY,
-    PROTOCOL_VERSION_META_KEY,
-    SERVER_INFO_META_KEY,
-)
+from mcp_types import CLIENT_CAPABILITIES_META_KEY, PROTOCOL_VERSION_META_KEY
 from mcp_types import methods as wire_methods
-from mcp_types.jsonrpc import (
-    INVALID_PARAMS,
-    INVALID_REQUEST,
-    METHOD_NOT_FOUND,
-    MISSING_REQUIRED_CLIENT_CAPABILITY,
-)
+from mcp_types.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 from mcp_types.version import (
     HANDSHAKE_PROTOCOL_VERSIONS,
     LATEST_HANDSHAKE_VERSION,
@@ -45,38 +33,33 @@ from mcp_types.version import (
 )
 from pydantic import ValidationError
 
-from mcp_tools import _jsonrpc, calls, conf, observability
+from mcp_tools import _jsonrpc, handlers, tasks, toolcall
 from mcp_tools.context import CallContext
-from mcp_tools.registry import ToolSpec
+from mcp_tools.replies import Era, Reply
+from mcp_tools.replies import error as _error
+from mcp_tools.replies import rejection as _rejection
+from mcp_tools.streaming import StreamReply
 from mcp_tools.surfaces import Catalogue, Surface
-from tenancy import evaluate
 
 # Assumed when a handshake-era request carries no MCP-Protocol-Version (spec 2025-11-25).
 DEFAULT_HANDSHAKE_VERSION: Final = "2025-03-26"
 MODERN_VERSION: Final = MODERN_PROTOCOL_VERSIONS[-1]
-_MODERN_METHODS: Final = frozenset({"server/discover", "tools/list", "tools/call"})
-_HANDSHAKE_METHODS: Final = frozenset({"initialize", "ping", "tools/list", "tools/call"})
-
-
-@dataclass(frozen=True)
-class Era:
-    """Which era a request speaks and at which version."""
-
-    modern: bool
-    version: str
-
-
-@dataclass(frozen=True)
-class Reply:
-    """An HTTP status and a JSON body (``None`` → empty body).
-
-    ``required_scopes`` marks a 403 step-up: the view adds the ``insufficient_scope``
-    challenge naming them.
-    """
-
-    status: int
-    body: bytes | None
-    required_scopes: tuple[str, ...] | None = None
+_FEATURE_METHODS: Final = frozenset(
+    {
+        "resources/list",
+        "resources/templates/list",
+        "resources/read",
+        "prompts/list",
+        "prompts/get",
+        "completion/complete",
+    }
+)
+_MODERN_METHODS: Final = frozenset(
+    {"server/discover", "tools/list", "tools/call", *_FEATURE_METHODS}
+)
+_HANDSHAKE_METHODS: Final = frozenset(
+    {"initialize", "ping", "tools/list", "tools/call", "logging/setLevel", *_FEATURE_METHODS}
+)
 
 
 def detect_era(header_version: str | None, message: _jsonrpc.Message) -> Era:
@@ -105,23 +88,6 @@ def declared_capabilities(era: Era, message: _jsonrpc.Message) -> Mapping[str, A
     return declared if isinstance(declared, Mapping) else {}
 
 
-def _missing_capabilities(spec: ToolSpec, ctx: CallContext) -> list[str]:
-    declared = ctx.client_capabilities or {}
-    return [name for name in spec.required_client_capabilities if name not in declared]
-
-
-def _error(era: Era, request_id: Any, code: int, message: str, data: Any = None) -> Reply:
-    status = ERROR_CODE_HTTP_STATUS.get(code, 200) if era.modern else 200
-    return Reply(status, _jsonrpc.error_bytes(request_id, code, message, data))
-
-
-def _rejection(request_id: Any, rejection: InboundLadderRejection) -> Reply:
-    return Reply(
-        ERROR_CODE_HTTP_STATUS.get(rejection.code, 400),
-        _jsonrpc.error_bytes(request_id, rejection.code, rejection.message, rejection.data),
-    )
-
-
 def routing_headers(headers: Mapping[str, str]) -> dict[str, str]:
     """The three routing headers, lower-cased names, as the SDK ladder expects them."""
     found = {}
@@ -144,14 +110,6 @@ def check_modern_envelope(message: _jsonrpc.Message, headers: Mapping[str, str])
     if isinstance(verdict, InboundLadderRejection):
         return _rejection(message.request_id, verdict)
     return None
-
-
-def _modern_result(result: dict[str, Any], catalogue: Catalogue) -> dict[str, Any]:
-    return {
-        **result,
-        "resultType": "complete",
-        "_meta": {SERVER_INFO_META_KEY: dict(catalogue.server_info)},
-    }
 
 
 def _validate_params(era: Era, message: _jsonrpc.Message) -> Reply | None:
@@ -177,11 +135,21 @@ async def dispatch(
     surface: Surface,
     catalogue: Catalogue,
     headers: Mapping[str, str],
-) -> Reply:
-    """Answer one JSON-RPC request for the caller's surface."""
+    streamable: bool = False,
+) -> Reply | StreamReply:
+    """Answer one JSON-RPC request for the caller's surface.
+
+    ``streamable``: the transport may answer with an event stream (ASGI, and the client
+    accepts ``text/event-stream``); only a ``tools/call`` that reports something uses it.
+    """
     method = message.method
     assert method is not None
     request_id = message.request_id
+    if tasks.served(era, method):
+        # The tasks projections (mcp_tools.tasks): not in the SDK's method tables.
+        return await tasks.handle(
+            message, era=era, ctx=ctx, surface=surface, catalogue=catalogue, headers=headers
+        )
     if not _served(era, method):
         return _error(era, request_id, METHOD_NOT_FOUND, "Method not found")
     invalid = _validate_params(era, message)
@@ -207,109 +175,28 @@ async def dispatch(
             surface.page(era.version, cursor) if cursor is None or isinstance(cursor, str) else None
         )
         if page is None:
-            return _error(era, request_id, INVALID_PARAMS, "Invalid cursor")
-        return Reply(200, _jsonrpc.result_bytes(request_id, page))
-    return await _call_tool(
-        message, era=era, ctx=ctx, surface=surface, catalogue=catalogue, headers=headers
-    )
-
-
-def required_scopes(spec: ToolSpec) -> tuple[str, ...]:
-    """Every scope a call of ``spec`` needs (sorted): read, and write for a write tool."""
-    needed = {str(conf.get("READ_SCOPE"))}
-    if not spec.read_only:
-        needed.add(str(conf.get("WRITE_SCOPE")))
-    return tuple(sorted(needed))
-
-
-def _scope_refusal(spec: ToolSpec, ctx: CallContext, request_id: Any) -> Reply | None:
-    """403 ``insufficient_scope`` when the credential's scopes do not cover the call.
-
-    The role decided the tool is visible; the scopes narrow what this credential may do with
-    it (role ∩ scopes). Never a silent failure: the client can step up with the named scopes.
-    """
-    granted = ctx.actor.scopes
-    if granted is None:
-        return None
-    needed = required_scopes(spec)
-    if set(needed) <= granted:
-        return None
-    return Reply(
-        403,
-        _jsonrpc.error_bytes(
-            request_id,
-            calls.FORBIDDEN,
-            f"Forbidden: this tool needs the scopes {' '.join(needed)}; authorize them again",
-            {"requiredScopes": list(needed)},
-        ),
-        required_scopes=needed,
-    )
-
-
-def _visible(surface: Surface, ctx: CallContext, name: Any) -> ToolSpec | None:
-    spec = surface.tools.get(name) if isinstance(name, str) else None
-    # Defense in depth: the surface was built for the role; ask the live policy again.
-    if spec is None or not evaluate(spec.policy, ctx.actor):
-        return None
-    return spec
-
-
-@observability.observed_tool_call  # observability: one log record, metric sample, span per call
-async def _call_tool(
-    message: _jsonrpc.Message,
-    *,
-    era: Era,
-    ctx: CallContext,
-    surface: Surface,
-    catalogue: Catalogue,
-    headers: Mapping[str, str],
-) -> Reply:
-    params = message.params or {}
-    request_id = message.request_id
-    name = params.get("name")
-    spec = _visible(surface, ctx, name)
-    if spec is None:
-        # Hidden and unknown tools are indistinguishable: absence is not a hint.
-        return _error(era, request_id, INVALID_PARAMS, f"Unknown tool: {name}")
-    refused = _scope_refusal(spec, ctx, request_id)
-    if refused is not None:
-        return refused
-    arguments = params.get("arguments") or {}
-    if not isinstance(arguments, dict):
-        return _error(era, request_id, INVALID_PARAMS, "arguments must be an object")
-    if era.modern and spec.has_param_headers:
-        mismatch = validate_mcp_param_headers(spec.input_schema, arguments, headers)
-        if mismatch is not None:
-            return _rejection(request_id, mismatch)
-    validated = calls.validate_arguments(spec, arguments)
-    missing = _missing_capabilities(spec, ctx)
-    if isinstance(validated, dict):
-        result = validated
-    elif missing:
-        if era.modern:
-            return _error(
-                era,
-                request_id,
-                MISSING_REQUIRED_CLIENT_CAPABILITY,
-                f"Tool {spec.name} requires client capabilities: {', '.join(missing)}",
-                {"requiredCapabilities": {name: {} for name in missing}},
+            index = surface.page_index(cursor) if isinstance(cursor, str | None) else None
+            template = surface.dynamic_pages.get(era.version, {}).get(index or 0)
+            if index is None or template is None:
+                return _error(era, request_id, INVALID_PARAMS, "Invalid cursor")
+            # This page holds an identity factory's tool: its definition is built now.
+            return await toolcall.list_page(
+                template, era=era, ctx=ctx, surface=surface, request_id=request_id
             )
-        result = calls.error_result(
-            calls.CODE_CAPABILITY_REQUIRED,
-            f"This tool needs a client that supports {', '.join(missing)} "
-            "(MCP 2026-07-28 declares it per request).",
-            {"requiredCapabilities": missing},
+        return Reply(200, _jsonrpc.result_bytes(request_id, page))
+    if method in handlers.METHODS:
+        return await handlers.handle(
+            message, era=era, ctx=ctx, surface=surface, catalogue=catalogue, headers=headers
         )
-    else:
-        body = calls.run_read if spec.read_only else calls.run_write
-        try:
-            result = await calls.run_bounded(lambda: body(spec, ctx, validated))
-        except calls.BoundError as exc:
-            return _error(era, request_id, exc.code, exc.message, exc.data)
-    observability.note_result(result)  # observability
-    if era.modern:
-        result = _modern_result(result, catalogue)
-    return Reply(200, _jsonrpc.result_bytes(request_id, result))
+    return await toolcall.call_tool(
+        message,
+        era=era,
+        ctx=ctx,
+        surface=surface,
+        catalogue=catalogue,
+        headers=headers,
+        streamable=streamable,
+    )
 
 
 def envelope_error(era_modern: bool, exc: _jsonrpc.EnvelopeError) -> Reply:

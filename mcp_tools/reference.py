@@ -8,11 +8,19 @@ from __future__ import annotations
 
 from typing import Any
 
+from mcp_tools.factories import FactoryRegistry, ToolFactorySpec, default_factories
+from mcp_tools.prompts import PromptRegistry, PromptSpec, default_prompts
 from mcp_tools.registry import Registry, ToolSpec, default_registry
+from mcp_tools.resources import (
+    ResourceRegistry,
+    ResourceSpec,
+    ResourceTemplateSpec,
+    default_resources,
+)
 
 HEADER = (
-    "# MCP tool reference\n\n"
-    "Generated from the tool registry by `python manage.py mcp_tools_reference`; do not edit "
+    "# MCP tool, resource and prompt reference\n\n"
+    "Generated from the registries by `python manage.py mcp_tools_reference`; do not edit "
     "by hand (a test fails when this file is stale).\n\n"
     "**Arguments** are checked strictly against each tool's `inputSchema` (the tables below): "
     'no value is coerced into another type (`true` is not 1, `"1"` is not 1), a date is a '
@@ -85,7 +93,7 @@ def _fields_table(schema: dict[str, Any], *, with_default: bool) -> list[str]:
     return rows
 
 
-def _roles(spec: ToolSpec) -> str:
+def _roles(spec: Any) -> str:
     return ", ".join(role.label for role in spec.policy.admitted())
 
 
@@ -99,6 +107,10 @@ def render_tool(spec: ToolSpec) -> str:
         lines.append("- mirrors route " + ", ".join(f"`{route}`" for route in spec.mirrors))
     elif spec.mirrors_no_route:  # mirrors= is optional: a tool may declare neither
         lines.append(f"- mirrors no route ({spec.mirrors_no_route})")
+    if spec.task_support != "forbidden":
+        lines.append(
+            f"- tasks: {spec.task_support} (runs as a task when the client negotiates tasks)"
+        )
     lines += [
         "",
         _cell(spec.description),
@@ -118,9 +130,101 @@ def render_tool(spec: ToolSpec) -> str:
     return "\n".join(lines) + "\n"
 
 
-def render_reference(registry: Registry | None = None, *, prefix: str = "") -> str:
-    """The whole reference for every registered tool whose name starts with ``prefix``."""
+def render_factory(spec: ToolFactorySpec) -> str:
+    lines = [f"## `{spec.name}`", ""]
+    if spec.title:
+        lines += [f"**{spec.title}** — {'read' if spec.read_only else 'write'} tool.", ""]
+    lines += [
+        "- kind: " + ("read-only" if spec.read_only else "write"),
+        f"- policy: `{spec.policy.name}` ({_roles(spec)})",
+    ]
+    if spec.mirrors:
+        lines.append("- mirrors route " + ", ".join(f"`{route}`" for route in spec.mirrors))
+    elif spec.mirrors_no_route:
+        lines.append(f"- mirrors no route ({spec.mirrors_no_route})")
+    lines += [
+        "- definition: built for each request from the caller's own data (an identity "
+        "factory): its arguments are listed by `tools/list`, not here",
+        "",
+        _cell(spec.description),
+        "",
+        "Result (`structuredContent`):",
+        "",
+    ]
+    lines += _fields_table(spec.result.model_json_schema(by_alias=True), with_default=False)
+    return "\n".join(lines) + "\n"
+
+
+def render_resource(spec: ResourceSpec | ResourceTemplateSpec) -> str:
+    is_template = isinstance(spec, ResourceTemplateSpec)
+    address = spec.uri_template if is_template else spec.uri  # type: ignore[union-attr]
+    lines = [f"## `{spec.name}`", ""]
+    if spec.title:
+        lines += [f"**{spec.title}** — {'resource template' if is_template else 'resource'}.", ""]
+    lines += [
+        f"- {'URI template (RFC 6570)' if is_template else 'URI'}: `{address}`",
+        f"- MIME type: `{spec.mime_type or 'text/plain'}`",
+        f"- policy: `{spec.policy.name}` ({_roles(spec)})",
+    ]
+    if is_template and spec.completers:  # type: ignore[union-attr]
+        names = ", ".join(f"`{n}`" for n in spec.completers)  # type: ignore[union-attr]
+        lines.append(f"- completions: {names}")
+    lines += ["", _cell(spec.description)]
+    return "\n".join(lines) + "\n"
+
+
+def render_prompt(spec: PromptSpec) -> str:
+    lines = [f"## `{spec.name}`", ""]
+    if spec.title:
+        lines += [f"**{spec.title}** — prompt.", ""]
+    lines += [f"- policy: `{spec.policy.name}` ({_roles(spec)})"]
+    if spec.completers:
+        lines.append("- completions: " + ", ".join(f"`{n}`" for n in spec.completers))
+    lines += ["", _cell(spec.description), "", "Arguments (strings):", ""]
+    if spec.arguments:
+        lines += ["| name | required | notes |", "|---|---|---|"]
+        lines += [
+            f"| `{a.name}` | {'yes' if a.required else 'no'} | {_cell(a.description or '')} |"
+            for a in spec.arguments
+        ]
+    else:
+        lines.append("_none_")
+    return "\n".join(lines) + "\n"
+
+
+def _anchor(name: str) -> str:
+    return name.replace("_", "").lower()
+
+
+def render_reference(
+    registry: Registry | None = None,
+    *,
+    prefix: str = "",
+    resources: ResourceRegistry | None = None,
+    prompts: PromptRegistry | None = None,
+    factories: FactoryRegistry | None = None,
+) -> str:
+    """The whole reference for every registered tool, identity factory, resource, resource
+    template and prompt whose name starts with ``prefix``."""
     specs = [s for s in (registry or default_registry).specs() if s.name.startswith(prefix)]
-    index = [f"- [`{s.name}`](#{s.name.replace('_', '').lower()})" for s in specs]
-    body = "\n".join(render_tool(spec) for spec in specs)
-    return f"{HEADER}\n" + "\n".join(index) + "\n\n" + body
+    made = [f for f in (factories or default_factories).specs() if f.name.startswith(prefix)]
+    registered = resources or default_resources
+    readable: list[ResourceSpec | ResourceTemplateSpec] = [
+        r for r in registered.resources() if r.name.startswith(prefix)
+    ]
+    readable += [t for t in registered.templates() if t.name.startswith(prefix)]
+    offered = [p for p in (prompts or default_prompts).specs() if p.name.startswith(prefix)]
+    tools: list[ToolSpec | ToolFactorySpec] = sorted([*specs, *made], key=lambda t: t.name)
+    sections = ["# Tools", ""]
+    sections += [f"- [`{t.name}`](#{_anchor(t.name)})" for t in tools]
+    sections += [""]
+    sections += [render_tool(t) if isinstance(t, ToolSpec) else render_factory(t) for t in tools]
+    if readable:
+        sections += ["# Resources", ""]
+        sections += [f"- [`{r.name}`](#{_anchor(r.name)})" for r in readable]
+        sections += [""] + [render_resource(r) for r in readable]
+    if offered:
+        sections += ["# Prompts", ""]
+        sections += [f"- [`{p.name}`](#{_anchor(p.name)})" for p in offered]
+        sections += [""] + [render_prompt(p) for p in offered]
+    return f"{HEADER}\n" + "\n".join(sections)

@@ -52,6 +52,9 @@ IDEMPOTENCY_KEY_ALIAS: Final = "idempotencyKey"
 REPLAYED_FIELD: Final = "replayed"
 
 ResultKind = Literal["model", "text", "content"]
+# Tasks (mcp_tools.tasks): "optional" and "required" tools may hand their work to a task.
+TaskSupport = Literal["forbidden", "optional", "required"]
+TASK_SUPPORT_VALUES: Final = ("forbidden", "optional", "required")
 
 
 def _banned_types() -> tuple[type, ...]:
@@ -151,6 +154,7 @@ class ToolSpec:
     output_schema: dict[str, Any] | None
     parameters: tuple[inspect.Parameter, ...]
     has_param_headers: bool = False  # an argument is mirrored in an Mcp-Param-* header
+    task_support: TaskSupport = "forbidden"
     # Client capabilities the tool cannot work without (e.g. "sampling"); checked before it runs.
     required_client_capabilities: tuple[str, ...] = ()
     # The tool's own stable error codes, each with when it is answered (the reference lists
@@ -200,6 +204,10 @@ class ToolSpec:
             definition["annotations"]["title"] = self.title
         if self.output_schema is not None:
             definition["outputSchema"] = self.output_schema
+        if self.task_support != "forbidden":
+            # 2025-11-25 reads it; the 2026-07-28 sieve drops it (the tasks extension decides
+            # per call instead).
+            definition["execution"] = {"taskSupport": self.task_support}
         return definition
 
 
@@ -326,6 +334,7 @@ def build_spec(
     title: str | None,
     policy: Policy,
     destructive: bool | None,
+    task_support: TaskSupport = "forbidden",
     requires_client_capabilities: Sequence[str] = (),
     errors: Mapping[str, str] | None = None,
 ) -> ToolSpec:
@@ -361,6 +370,8 @@ def build_spec(
     text = description or inspect.getdoc(fn)
     if not text:
         raise _fail(where, "a description is required (it is the model's only manual)")
+    if task_support not in TASK_SUPPORT_VALUES:
+        raise _fail(where, f"task_support must be one of {TASK_SUPPORT_VALUES}")
     declared = tuple((errors or {}).items())
     for code, when in declared:
         if not isinstance(code, str) or not ERROR_CODE_RE.fullmatch(code):
@@ -492,6 +503,7 @@ def build_spec(
         output_schema=output_schema,
         parameters=tuple(params),
         has_param_headers=bool(x_mcp_header_map(input_schema)),
+        task_support=task_support,
         required_client_capabilities=_capabilities(where, requires_client_capabilities),
         errors=declared,
     )
@@ -522,6 +534,7 @@ class Registry:
         title: str | None = None,
         policy: Policy = AUTHENTICATED,
         destructive: bool | None = None,
+        task_support: TaskSupport = "forbidden",
         requires_client_capabilities: Sequence[str] = (),
         errors: Mapping[str, str] | None = None,
     ) -> Callable[[F], F]:
@@ -529,6 +542,8 @@ class Registry:
 
         ``read_only`` defaults to False: an undeclared tool is a write tool, gets a required
         ``idempotencyKey`` and runs inside the idempotent unit (fail-closed).
+        ``task_support`` ("optional"/"required") lets a long-running tool hand its work to a
+        task (``ctx.continue_as_task()``; see ``mcp_tools.tasks``).
         ``requires_client_capabilities`` names client capabilities (e.g. ``"sampling"``) the
         tool cannot work without: a 2026-07-28 client that does not declare them gets
         -32021 before the tool runs; a handshake-era client, whose capabilities a stateless
@@ -555,6 +570,7 @@ class Registry:
                 title=title,
                 policy=policy,
                 destructive=destructive,
+                task_support=task_support,
                 requires_client_capabilities=requires_client_capabilities,
                 errors=errors,
             )

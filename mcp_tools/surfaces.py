@@ -8,11 +8,12 @@ or nobody's imagination is simply not in the surface's cursor table (-32602).
 from __future__ import annotations
 
 import base64
+import functools
 import hashlib
 import json
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final
 
@@ -26,14 +27,25 @@ from mcp_types.version import (
 
 from mcp_tools import _jsonrpc
 from mcp_tools.exceptions import UnknownSurfaceError
+from mcp_tools.factories import FactoryRegistry, ToolFactorySpec, default_factories
+from mcp_tools.features import FeatureSurface, build_features
+from mcp_tools.prompts import PromptRegistry, default_prompts
+from mcp_tools.raw import RawRegistry, RawToolSpec, default_raw_tools, served_raw_tools
 from mcp_tools.registry import Registry, ToolSpec
+from mcp_tools.resources import ResourceRegistry, default_resources
 from tenancy import Role, active_roles, evaluate
+
+TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
 
 CURSOR_PREFIX: Final = "mcpc1."
 # tools/list may vary by authorization, so shared caches must not serve one caller's list to
 # another; a zero TTL keeps a role change visible on the next request.
 LIST_TTL_MS: Final = 0
 CACHE_SCOPE: Final = "private"
+
+
+def _admits(actor: Any, policy: Any) -> bool:
+    return evaluate(policy, actor)
 
 
 def _probe_actor(role: Role) -> Any:
@@ -51,11 +63,22 @@ class Surface:
     tools: Mapping[str, ToolSpec]
     pages: Mapping[str, tuple[bytes, ...]]  # protocol version -> serialized result pages
     cursors: Mapping[str, int]  # opaque cursor -> page index (>= 1)
+    features: FeatureSurface = field(default_factory=FeatureSurface)
+    # Raw tools (served only when MCP_TOOLS_ALLOW_RAW_TOOLS) and identity factories admitted
+    # for this role. A page holding a factory tool is a template completed per request.
+    raw_tools: Mapping[str, RawToolSpec] = field(default_factory=dict)
+    factories: Mapping[str, ToolFactorySpec] = field(default_factory=dict)
+    dynamic_pages: Mapping[str, Mapping[int, dict[str, Any]]] = field(default_factory=dict)
+
+    def page_index(self, cursor: str | None) -> int | None:
+        """The page a ``tools/list`` cursor points at; ``None`` if the cursor is not ours."""
+        return 0 if cursor is None else self.cursors.get(cursor)
 
     def page(self, version: str, cursor: str | None) -> bytes | None:
-        """The serialized ``tools/list`` result for ``cursor``; ``None`` if it is not ours."""
-        index = 0 if cursor is None else self.cursors.get(cursor)
-        if index is None:
+        """The serialized ``tools/list`` result for ``cursor``; ``None`` if it is not ours
+        (or if that page holds a factory tool: see ``dynamic_pages``)."""
+        index = self.page_index(cursor)
+        if index is None or index in self.dynamic_pages.get(version, {}):
             return None
         return self.pages[version][index]
 
@@ -75,6 +98,8 @@ class Catalogue:
     initialize_results: Mapping[str, bytes]  # negotiated version -> InitializeResult
     discover_result: bytes
     server_info: Mapping[str, Any]
+    # Tools that may hand their work to a task (the tasks projections are served when any).
+    tasks_enabled: bool = False
 
     def surface_for(self, key: object) -> Surface:
         """The surface for ``key``.
@@ -110,9 +135,30 @@ def _modern_envelope(result: dict[str, Any], server_info: Mapping[str, Any]) -> 
     }
 
 
-def _capabilities() -> dict[str, Any]:
-    # Advertise only what is served: tools, no list-change notifications (stateless).
-    return {"tools": {"listChanged": False}}
+def _capabilities(
+    *,
+    modern: bool,
+    resources: bool = False,
+    prompts: bool = False,
+    completions: bool = False,
+    tasks: bool = False,
+) -> dict[str, Any]:
+    # Advertise only what is served, and nothing that needs a session: no list-change
+    # notifications, no resource subscriptions. Log messages travel on a request's own
+    # streamed response (see mcp_tools.streaming).
+    capabilities: dict[str, Any] = {"tools": {"listChanged": False}, "logging": {}}
+    if resources:
+        capabilities["resources"] = {"subscribe": False, "listChanged": False}
+    if prompts:
+        capabilities["prompts"] = {"listChanged": False}
+    if completions:
+        capabilities["completions"] = {}
+    if tasks and modern:
+        capabilities["extensions"] = {TASKS_EXTENSION: {}}
+    elif tasks:
+        # 2025-11-25 core tasks (experimental in that revision): tools/call only, no list.
+        capabilities["tasks"] = {"cancel": {}, "requests": {"tools": {"call": {}}}}
+    return capabilities
 
 
 def build_catalogue(
@@ -122,6 +168,10 @@ def build_catalogue(
     server_name: str,
     server_version: str,
     instructions: str | None = None,
+    resources: ResourceRegistry | None = None,
+    prompts: PromptRegistry | None = None,
+    raw: RawRegistry | None = None,
+    factories: FactoryRegistry | None = None,
 ) -> Catalogue:
     """Build every role's surface from ``registry``.
 
@@ -135,9 +185,29 @@ def build_catalogue(
     if page_size < 1:
         raise ImproperlyConfigured("MCP_TOOLS_PAGE_SIZE must be at least 1")
     specs = tuple(registry.specs())
-    definitions = {spec.name: spec.wire_definition() for spec in specs}
+    resources = default_resources if resources is None else resources
+    prompts = default_prompts if prompts is None else prompts
+    raw_specs = served_raw_tools(default_raw_tools if raw is None else raw)
+    factory_specs = (default_factories if factories is None else factories).specs()
+    definitions: dict[str, dict[str, Any] | None] = {
+        spec.name: spec.wire_definition() for spec in specs
+    }
+    others: list[RawToolSpec | ToolFactorySpec] = [*raw_specs, *factory_specs]
+    for other in others:
+        if other.name in definitions:
+            raise ImproperlyConfigured(
+                f"MCP tool name {other.name!r} is registered twice ({other.qualname}); tool, "
+                "raw tool and tool factory names share one namespace."
+            )
+        definitions[other.name] = (
+            other.wire_definition() if isinstance(other, RawToolSpec) else None
+        )
     digest = hashlib.sha256(
-        _canonical([[spec.name, spec.policy.name, definitions[spec.name]] for spec in specs])
+        _canonical(
+            [[spec.name, spec.policy.name, definitions[spec.name]] for spec in specs]
+            + [[raw_spec.name, "raw", definitions[raw_spec.name]] for raw_spec in raw_specs]
+            + [[f.name, f.policy.name, "factory"] for f in factory_specs]
+        )
     ).hexdigest()
     server_info = {"name": server_name, "version": server_version}
 
@@ -146,24 +216,35 @@ def build_catalogue(
         actor = _probe_actor(role)
         # The same decision function the REST permission classes call.
         admitted = [spec for spec in specs if evaluate(spec.policy, actor)]
+        admitted_factories = [f for f in factory_specs if evaluate(f.policy, actor)]
+        names = sorted([s.name for s in admitted] + [r.name for r in raw_specs])
+        names = sorted(names + [f.name for f in admitted_factories])
         # Bound to the page size too: a cursor from another paging must not land mid-list.
         surface_digest = hashlib.sha256(
-            f"{digest}:{page_size}:{role.label}:{','.join(s.name for s in admitted)}".encode()
+            f"{digest}:{page_size}:{role.label}:{','.join(names)}".encode()
         ).hexdigest()
-        chunks = [admitted[i : i + page_size] for i in range(0, len(admitted), page_size)] or [[]]
+        chunks = [names[i : i + page_size] for i in range(0, len(names), page_size)] or [[]]
         cursors = {_cursor(surface_digest, index): index for index in range(1, len(chunks))}
         by_index = {index: cursor for cursor, index in cursors.items()}
         pages: dict[str, tuple[bytes, ...]] = {}
+        dynamic: dict[str, dict[int, dict[str, Any]]] = {}
         for version in KNOWN_PROTOCOL_VERSIONS:
             serialized = []
             for index, chunk in enumerate(chunks):
-                result: dict[str, Any] = {"tools": [definitions[s.name] for s in chunk]}
+                result: dict[str, Any] = {"tools": [definitions[name] for name in chunk]}
                 if index + 1 in by_index:
                     result["nextCursor"] = by_index[index + 1]
                 if version in MODERN_PROTOCOL_VERSIONS:
                     result = _modern_envelope(
                         {**result, "ttlMs": LIST_TTL_MS, "cacheScope": CACHE_SCOPE}, server_info
                     )
+                if any(definitions[name] is None for name in chunk):
+                    # A factory's definition is built per request: keep the page as a
+                    # template, the factory's name where its definition goes.
+                    result["tools"] = [definitions[name] or name for name in chunk]
+                    dynamic.setdefault(version, {})[index] = result
+                    serialized.append(b"")
+                    continue
                 try:
                     serialized.append(_serialize("tools/list", version, result))
                 except ValidationError as exc:
@@ -171,19 +252,48 @@ def build_catalogue(
                         f"MCP tools/list page for {role.label} is not valid at {version}: {exc}"
                     ) from exc
             pages[version] = tuple(serialized)
+        try:
+            features = build_features(
+                role,
+                functools.partial(_admits, actor),
+                resources=resources,
+                prompts=prompts,
+                page_size=page_size,
+                server_info=server_info,
+            )
+        except ValidationError as exc:
+            raise ImproperlyConfigured(
+                f"MCP resources/prompts of {role.label} are not valid on the wire: {exc}"
+            ) from exc
         surfaces[role] = Surface(
             key=role,
             digest=surface_digest,
             tools=MappingProxyType({spec.name: spec for spec in admitted}),
             pages=MappingProxyType(pages),
             cursors=MappingProxyType(cursors),
+            features=features,
+            raw_tools=MappingProxyType({r.name: r for r in raw_specs}),
+            factories=MappingProxyType({f.name: f for f in admitted_factories}),
+            dynamic_pages=MappingProxyType(
+                {version: MappingProxyType(p) for version, p in dynamic.items()}
+            ),
         )
+    has_completions = any(t.completers for t in resources.templates()) or any(
+        p.completers for p in prompts.specs()
+    )
+    tasks_enabled = any(spec.task_support != "forbidden" for spec in specs)
+    flags = {
+        "resources": len(resources) > 0,
+        "prompts": len(prompts) > 0,
+        "completions": has_completions,
+        "tasks": tasks_enabled,
+    }
 
     initialize_results = {}
     for version in HANDSHAKE_PROTOCOL_VERSIONS:
         result = {
             "protocolVersion": version,
-            "capabilities": _capabilities(),
+            "capabilities": _capabilities(modern=False, **flags),
             "serverInfo": server_info,
         }
         if instructions:
@@ -191,7 +301,7 @@ def build_catalogue(
         initialize_results[version] = _serialize("initialize", version, result)
     discover: dict[str, Any] = {
         "supportedVersions": list(MODERN_PROTOCOL_VERSIONS),
-        "capabilities": _capabilities(),
+        "capabilities": _capabilities(modern=True, **flags),
         "ttlMs": LIST_TTL_MS,
         "cacheScope": CACHE_SCOPE,
     }
@@ -210,6 +320,7 @@ def build_catalogue(
         initialize_results=MappingProxyType(initialize_results),
         discover_result=discover_result,
         server_info=MappingProxyType(server_info),
+        tasks_enabled=tasks_enabled,
     )
 
 

@@ -15,12 +15,13 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from asgiref.sync import sync_to_async
-from django.http import HttpRequest, HttpResponse
+from django.core.handlers.asgi import ASGIRequest
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 from django_ratelimit.core import get_usage
 
 from idempotency import handles_own_idempotency
-from mcp_tools import _jsonrpc, conf, observability, protocol
+from mcp_tools import _jsonrpc, conf, observability, protocol, streaming
 from mcp_tools.calls import FORBIDDEN, RATE_LIMITED, UNAUTHENTICATED
 from mcp_tools.context import CallContext, request_in_flight
 from mcp_tools.exceptions import CallContextRefusedError, UnknownSurfaceError
@@ -144,7 +145,7 @@ def _unauthenticated(
 @counts_own_rate
 @body_cap
 @jsonrpc_errors
-async def mcp_view(request: HttpRequest) -> HttpResponse:
+async def mcp_view(request: HttpRequest) -> HttpResponseBase:
     """Serve one MCP JSON-RPC message statelessly. Never issues ``Mcp-Session-Id``."""
     origin = request.headers.get("Origin")
     if origin is not None and not origin_allowed(origin, list(conf.get("ALLOWED_ORIGINS"))):
@@ -219,20 +220,25 @@ async def mcp_view(request: HttpRequest) -> HttpResponse:
         except UnknownSurfaceError:
             security_logger.warning("MCP caller without a surface refused: %r", ctx.role)
             return _error(403, FORBIDDEN, "Forbidden: no tools are available to this role")
-        reply = await protocol.dispatch(
+        answer = await protocol.dispatch(
             message,
             era=era,
             ctx=ctx,
             surface=surface,
             catalogue=catalogue,
             headers=request.headers,
+            # Streams need the ASGI handler's event loop to outlive the view (not WSGI).
+            streamable=isinstance(request, ASGIRequest)
+            and streaming.accepts_event_stream(request.headers.get("Accept")),
         )
-    if reply.required_scopes is not None:
+    if isinstance(answer, streaming.StreamReply):
+        return streaming.response(answer)
+    if answer.required_scopes is not None:
         challenge = bearer_challenge(
-            request=request, error_code="insufficient_scope", scope=reply.required_scopes
+            request=request, error_code="insufficient_scope", scope=answer.required_scopes
         )
-        return _json(reply.status, reply.body, {"WWW-Authenticate": challenge})
-    return _json(reply.status, reply.body)
+        return _json(answer.status, answer.body, {"WWW-Authenticate": challenge})
+    return _json(answer.status, answer.body)
 
 
 # What a client sees at an OAuth path the project does not serve. mcp-remote (Claude Desktop's

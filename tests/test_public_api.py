@@ -58,7 +58,22 @@ EXPECTED = {
         "unit_finished",
         "user_scoped_keys",
     },
-    "mcp_tools": {"CallContext", "CallContextRefusedError", "ToolError", "ToolFailure", "tool"},
+    "mcp_tools": {
+        "CallContext",
+        "CallContextRefusedError",
+        "Elicited",
+        "FactoryTool",
+        "ResourceNotFoundError",
+        "TaskCancelled",
+        "ToolError",
+        "ToolFailure",
+        "prompt",
+        "raw_tool",
+        "resource",
+        "resource_template",
+        "tool",
+        "tool_factory",
+    },
 }
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import json
 import os
-import re
 import select
 import subprocess
 import time
@@ -337,6 +336,18 @@ class StdioProxy:
         line, self._buffer = self._buffer.split(b"\n", 1)
         return line
 
+    def wait_for_log(self, text: str, *, seconds: float) -> str:
+        """The proxy's log once ``text`` is in it (and the line after it has arrived)."""
+        deadline = time.monotonic() + seconds
+        while True:
+            log = self.log_path.read_text(errors="replace")
+            _, found, after = log.partition(text)
+            if found and "\n" in after.lstrip("\n"):
+                return log
+            if self.process.poll() is not None or time.monotonic() > deadline:
+                raise AssertionError(f"mcp-remote never logged {text!r}; its log:\n{log[-4000:]}")
+            time.sleep(0.1)
+
     def unread(self) -> bytes:
         """Whatever the proxy wrote to stdout that no request has consumed (after it exited)."""
         assert self.process.stdout is not None
@@ -371,10 +382,10 @@ def test_mcp_remote_relays_our_codes_over_stdio(demo_server: DemoServer, tmp_pat
 
     Three proxies: the owner's story in the handshake era, readonly with ``--protocol auto``
     (mcp-remote finds 2026-07-28 through ``server/discover`` and bridges every request), and
-    a bearer the server refuses: mcp-remote answers every 401 by discovering our authorization
-    server (RFC 9728 → RFC 8414), registering itself, and printing our consent URL for this
-    resource — a sign-in the user can act on, never a silent hang. Mutation: unmount
-    ``tenancy.oauth.urls`` in ``cluck/urls.py`` → no sign-in URL → red."""
+    a bearer the server refuses (the 401 names the OAuth metadata, so mcp-remote discovers
+    tenancy.oauth, registers and sends its user to our authorization endpoint for exactly this
+    resource; nothing reaches its stdout meanwhile). Mutation: unmount ``tenancy.oauth.urls``
+    in ``cluck/urls.py`` → no sign-in URL → red."""
     node.require(node.MCP_REMOTE)
     server, day = demo_server, demo_server.days_ago(22)
     write = record_args("mcp-remote-1", server.house_2_brown["Active"], day)
@@ -413,20 +424,16 @@ def test_mcp_remote_relays_our_codes_over_stdio(demo_server: DemoServer, tmp_pat
     finally:
         assert proxy.close() == 0
 
-    # mcp-remote connects before it reads stdin; a refused bearer starts the OAuth sign-in.
+    # mcp-remote connects before it reads stdin. A refused bearer: the challenge leads it to
+    # OAuth sign-in, which waits for a person (tests/tenancy/oauth drives that flow to the end).
     refused = StdioProxy(server, "ck_pat_not-a-token", tmp_path)
     origin = server.url.removesuffix("/mcp")
-    consent = re.compile(
-        re.escape(f"{origin}/oauth/authorize/?")
-        + r"\S*resource="
-        + re.escape(quote(server.url, safe=""))
-    )
     try:
-        deadline = time.monotonic() + 60
-        while not consent.search(refused.log_path.read_text()):
-            assert refused.process.poll() is None, refused.log_path.read_text()[-4000:]
-            assert time.monotonic() < deadline, refused.log_path.read_text()[-4000:]
-            time.sleep(0.2)
+        sign_in = refused.wait_for_log("Please authorize this client by visiting:", seconds=30)
+        assert refused.process.poll() is None, sign_in
     finally:
         refused.process.kill()
-        refused.process.wait()
+        refused.close()
+    assert f"{origin}/oauth/authorize/?" in sign_in, sign_in
+    assert f"resource={quote(server.url, safe='')}" in sign_in, sign_in
+    assert refused.unread() == b""

@@ -18,6 +18,7 @@ from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from cluck.models import AuditEvent, Customer, DailyEntry, Flock, Payment, SalesOrder
+from mcp_tools.factories import default_factories
 from mcp_tools.registry import default_registry
 from tests.cluck.mcp_helpers import Tools, demo_bearer, sunrise
 from tests.tool_errors import tool_error
@@ -396,11 +397,16 @@ def test_a_hillside_token_reads_nothing_of_sunrise_through_any_tool(demo: dict[s
         ("cluck_list_orders", {"customer": customer.name}),
         ("cluck_record_daily_entry", _record_args(flock_ids[0], "x-1", date=_past(44))),
         ("cluck_submit_daily_entry", {"idempotencyKey": "x-2", "dailyEntryId": entry.pk}),
+        ("cluck_production_report", {"fromDate": "2025-01-01", "toDate": "2026-12-31"}),
+        (
+            "cluck_production_report",
+            {"fromDate": "2026-01-01", "toDate": "2026-01-31", "flock": str(flock_ids[0])},
+        ),
     ]
     seen_tools = {name for name, _ in calls}
     assert seen_tools == {
         spec.name for spec in default_registry.specs() if spec.name.startswith("cluck_")
-    }
+    } | {spec.name for spec in default_factories.specs() if spec.name.startswith("cluck_")}
     for name, arguments in calls:
         result = hillside.result(name, arguments)
         text = json.dumps(result)

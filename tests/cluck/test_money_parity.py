@@ -30,7 +30,9 @@ from cluck.services.daily_entries import daily_entry_record
 from cluck.services.orders import OrderLineInput, sales_order_confirm, sales_order_create
 from cluck.services.payments import payment_record
 from idempotency.markers import all_views, view_class_of
+from mcp_tools.prompts import default_prompts
 from mcp_tools.registry import default_registry
+from mcp_tools.resources import default_resources
 from tests.cluck.mcp_helpers import Tools
 from tests.factories import (
     CustomerFactory,
@@ -91,6 +93,11 @@ def farm_routes() -> list[tuple[str, str]]:
 
 ROUTES = farm_routes()
 FARM_TOOLS = [spec for spec in default_registry.specs() if spec.name.startswith("cluck_")]
+FARM_RESOURCES = [
+    *(spec.name for spec in default_resources.resources() if spec.name.startswith("cluck_")),
+    *(spec.name for spec in default_resources.templates() if spec.name.startswith("cluck_")),
+]
+FARM_PROMPTS = [spec.name for spec in default_prompts.specs() if spec.name.startswith("cluck_")]
 
 
 @dataclass
@@ -232,12 +239,66 @@ TOOL_CALLS: dict[str, Callable[[World], list[dict[str, Any]]]] = {
     "cluck_submit_daily_entry": lambda w: [
         {"dailyEntryId": w.second_entry.pk, "idempotencyKey": str(uuid.uuid4())}
     ],
+    "cluck_production_report": lambda w: [
+        {
+            "fromDate": (w.farm.today() - dt.timedelta(days=31)).isoformat(),
+            "toDate": w.farm.today().isoformat(),
+        }
+    ],
+}
+
+# resource → (the URI read, the tool whose money it must show exactly; None: no money at all).
+RESOURCE_READS: dict[str, Callable[[World], tuple[str, str | None]]] = {
+    "cluck_egg_grades": lambda w: ("farm://grades", "cluck_list_egg_grades"),
+    "cluck_flock_record_card": lambda w: (f"farm://flocks/{w.flock_id}", None),
+    "cluck_day_entries": lambda w: (f"farm://days/{w.draft_entry.date.isoformat()}", None),
+}
+# prompt → its arguments; a prompt carries no money for anyone.
+PROMPT_GETS: dict[str, Callable[[World], dict[str, str]]] = {
+    "cluck_summarise_day": lambda w: {
+        "date": w.draft_entry.date.isoformat(),
+        "flock": str(w.flock_id),
+    },
 }
 
 
 def test_every_farm_route_and_tool_has_a_recipe() -> None:
     assert set(RECIPES) == set(ROUTES)
     assert set(TOOL_CALLS) == {spec.name for spec in FARM_TOOLS}
+    assert set(RESOURCE_READS) == set(FARM_RESOURCES)
+    assert set(PROMPT_GETS) == set(FARM_PROMPTS)
+
+
+def _parsed(text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError:
+        return text  # a Markdown card: money would show as a JSON money key, never as prose
+
+
+def _resource_money(tools: Tools, uri: str) -> tuple[set[str], set[str]] | None:
+    reply = tools.rpc("resources/read", {"uri": uri})
+    if reply.get("error", {}).get("code") == -32602:
+        return None  # hidden from this role, like a 403 route
+    assert "result" in reply, (uri, reply)
+    contents = [_parsed(item["text"]) for item in reply["result"]["contents"]]
+    return money_fields(contents), money_fields(contents, with_null=True)
+
+
+def _prompt_money(
+    tools: Tools, name: str, arguments: dict[str, str]
+) -> tuple[set[str], set[str]] | None:
+    reply = tools.rpc("prompts/get", {"name": name, "arguments": arguments})
+    if reply.get("error", {}).get("code") == -32602:
+        return None  # hidden, or the flock is outside this role's rows
+    assert "result" in reply, (name, reply)
+    embedded = [
+        _parsed(message["content"]["resource"]["text"])
+        for message in reply["result"]["messages"]
+        if message["content"]["type"] == "resource"
+    ]
+    assert embedded, reply  # the day's entries at least: not vacuous
+    return money_fields(embedded), money_fields(embedded, with_null=True)
 
 
 def _member(farm: Farm, role: str) -> tuple[APIClient, Tools]:
@@ -256,7 +317,9 @@ def test_each_role_sees_the_same_money_on_every_route_and_every_tool(role: str) 
     as the REST routes had it) → a Worker and a ReadOnly see money; (2) the REST serializers
     without ``TieredMoneyMixin``'s drop → hidden money shows as ``"total": null`` on REST but
     is absent from the tools; (3) ``cluck_list_orders`` dropping the lines' ``unitPrice``
-    (``unit_price=None`` in ``_order_item``) → the tool shows less than its routes.
+    (``unit_price=None`` in ``_order_item``) → the tool shows less than its routes; (4) the
+    ``farm://grades`` resource rendering each grade's list price from the model itself
+    instead of what the selector handed over → a Worker and a ReadOnly see money in it.
     """
     world = build_world()
     client, tools = _member(world.farm, role)
@@ -290,6 +353,24 @@ def test_each_role_sees_the_same_money_on_every_route_and_every_tool(role: str) 
         if spec.name in mcp:
             mirrored = set().union(*(rest[route] for route in spec.mirrors if route in rest))
             assert mcp[spec.name] == mirrored, (spec.name, mcp[spec.name], mirrored)
+
+    # Resources and prompts are a third and fourth way in: the same rule.
+    for name, read_resource in RESOURCE_READS.items():
+        uri, mirrored_tool = read_resource(world)
+        read_money = _resource_money(tools, uri)
+        if read_money is None:
+            continue
+        fields, with_null = read_money
+        keys_seen |= with_null
+        assert fields == mcp.get(mirrored_tool or "", set()), (name, fields)
+        mcp[name] = fields
+    for name, prompt_arguments in PROMPT_GETS.items():
+        got_money = _prompt_money(tools, name, prompt_arguments(world))
+        if got_money is None:
+            continue
+        fields, with_null = got_money
+        keys_seen |= with_null
+        assert fields == set(), (name, fields)
 
     everything = set().union(*rest.values(), *mcp.values())
     if sees_money:

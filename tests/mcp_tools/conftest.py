@@ -22,12 +22,23 @@ ROLE_NAMES = {
 }
 
 
-def modern_meta() -> dict[str, Any]:
+def modern_meta(capabilities: dict[str, Any] | None = None) -> dict[str, Any]:
     return {
         "io.modelcontextprotocol/protocolVersion": MODERN,
-        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientCapabilities": capabilities or {},
         "io.modelcontextprotocol/clientInfo": {"name": "pytest", "version": "0"},
     }
+
+
+# The header that names the target of a request (SEP-2243; SEP-2663 for tasks/*).
+NAME_PARAM = {
+    "tools/call": "name",
+    "prompts/get": "name",
+    "resources/read": "uri",
+    "tasks/get": "taskId",
+    "tasks/update": "taskId",
+    "tasks/cancel": "taskId",
+}
 
 
 class McpClient:
@@ -76,11 +87,19 @@ class McpClient:
         return self.rpc("tools/list", params, **{"MCP-Protocol-Version": HANDSHAKE})
 
     # 2026-07-28
-    def modern(self, method: str, params: dict[str, Any] | None = None, **headers: str) -> Any:
-        params = {**(params or {}), "_meta": modern_meta()}
+    def modern(
+        self,
+        method: str,
+        params: dict[str, Any] | None = None,
+        *,
+        capabilities: dict[str, Any] | None = None,
+        meta: dict[str, Any] | None = None,
+        **headers: str,
+    ) -> Any:
+        params = {**(params or {}), "_meta": {**modern_meta(capabilities), **(meta or {})}}
         base = {"MCP-Protocol-Version": MODERN, "Mcp-Method": method}
-        if method == "tools/call":
-            base["Mcp-Name"] = params["name"]
+        if method in NAME_PARAM and isinstance(params.get(NAME_PARAM[method]), str):
+            base["Mcp-Name"] = params[NAME_PARAM[method]]
         base.update(headers)
         return self.message(method, params, **base)
 

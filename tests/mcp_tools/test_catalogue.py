@@ -18,6 +18,8 @@ from cluck.roles import FARM_ROLES
 from mcp_tools import CallContext
 from mcp_tools.calls import FORBIDDEN
 from mcp_tools.exceptions import UnknownSurfaceError
+from mcp_tools.factories import FactoryRegistry
+from mcp_tools.raw import RawRegistry
 from mcp_tools.registry import Registry, default_registry
 from mcp_tools.surfaces import activated, active_catalogue, build_catalogue
 from tenancy import Role
@@ -71,11 +73,8 @@ def test_pages_hold_at_most_the_page_size_and_chain_by_cursor(mcp_client):
             if cursor is None:
                 break
     assert pages > 1
-    assert (
-        names
-        == sorted(names)
-        == [s.name for s in active_catalogue().surface_for(FARM_ROLES["Owner"]).tools.values()]
-    )
+    owner = active_catalogue().surface_for(FARM_ROLES["Owner"])
+    assert names == sorted(names) == sorted([*owner.tools, *owner.factories])
 
 
 @pytest.mark.django_db
@@ -152,7 +151,15 @@ def test_a_role_no_tool_admits_lists_no_tools_and_calls_none(mcp_client):
     Mutation: make ``Catalogue.surface_for`` raise ``UnknownSurfaceError`` for a surface
     with no tools → red (403 -32013).
     """
-    with activated(_small(registry=Registry())):
+    empty = build_catalogue(
+        Registry(),
+        page_size=2,
+        server_name="t",
+        server_version="1",
+        factories=FactoryRegistry(),
+        raw=RawRegistry(),
+    )
+    with activated(empty):
         client = mcp_client("Worker")
         listed = client.list_tools()
         called = client.call("mcptest_whoami")

@@ -86,7 +86,10 @@ async def _auto_era(url: str, bearer: str) -> str | None:
 def test_sdk_client_session_on_2025_11_25(uvicorn_url, bearer):
     seen = asyncio.run(_handshake_era(f"{uvicorn_url}/mcp", bearer))
     assert seen["version"] == "2025-11-25"
-    assert seen["capabilities"] == {"tools": {"listChanged": False}}
+    # Nothing that needs a session: no list-change notifications, no subscriptions.
+    assert seen["capabilities"]["tools"] == {"listChanged": False}
+    assert seen["capabilities"]["resources"] == {"subscribe": False, "listChanged": False}
+    assert {"prompts", "completions", "logging", "tasks"} <= set(seen["capabilities"])
     assert {"mcptest_whoami", "mcptest_record_note"} <= seen["tools"]
     assert seen["whoami"]["role"] == "Owner"
     assert seen["whoami"]["as_of_date"] == "2026-02-03"

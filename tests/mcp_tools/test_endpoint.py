@@ -20,6 +20,17 @@ from tests.tool_errors import tool_error
 
 pytestmark = pytest.mark.django_db
 
+# What the server advertises in both eras: nothing that needs a session (no list-change
+# notifications, no subscriptions). Tasks differ by era (core in 2025-11-25, an extension in
+# 2026-07-28).
+SERVED = {
+    "tools": {"listChanged": False},
+    "logging": {},
+    "resources": {"subscribe": False, "listChanged": False},
+    "prompts": {"listChanged": False},
+    "completions": {},
+}
+
 
 def _json(response):
     return json.loads(response.content)
@@ -267,7 +278,10 @@ def test_initialize_negotiates_and_creates_no_session(mcp_client):
     _no_session(response)
     result = _json(response)["result"]
     assert result["protocolVersion"] == HANDSHAKE
-    assert result["capabilities"] == {"tools": {"listChanged": False}}
+    assert result["capabilities"] == {
+        **SERVED,
+        "tasks": {"cancel": {}, "requests": {"tools": {"call": {}}}},
+    }
     offered = client.rpc("initialize", {**params, "protocolVersion": "1999-01-01"})
     assert offered["result"]["protocolVersion"] == HANDSHAKE
     old = client.rpc("initialize", {**params, "protocolVersion": "2025-03-26"})
@@ -295,7 +309,8 @@ def test_initialize_and_tools_list_need_no_idempotency_key(mcp_client):
 def test_ping_and_unknown_methods_in_the_handshake_era(mcp_client):
     client = mcp_client()
     assert client.rpc("ping")["result"] == {}
-    response = client.message("resources/list", {})
+    # Subscriptions need a session: not served (capabilities say subscribe: false).
+    response = client.message("resources/subscribe", {"uri": "test://static-text"})
     assert response.status_code == 200
     assert _json(response)["error"]["code"] == -32601
 
@@ -334,7 +349,10 @@ def test_discover_and_modern_results_carry_the_envelope(mcp_client):
     _no_session(response)
     result = _json(response)["result"]
     assert result["supportedVersions"] == [MODERN]
-    assert result["capabilities"] == {"tools": {"listChanged": False}}
+    assert result["capabilities"] == {
+        **SERVED,
+        "extensions": {"io.modelcontextprotocol/tasks": {}},
+    }
     assert result["resultType"] == "complete"
     assert "io.modelcontextprotocol/serverInfo" in result["_meta"]
     listed = _json(client.modern("tools/list"))["result"]
@@ -350,7 +368,7 @@ def test_discover_and_modern_results_carry_the_envelope(mcp_client):
 
 def test_modern_unknown_method_is_404_and_initialize_is_not_served(mcp_client):
     client = mcp_client()
-    for method in ("resources/list", "initialize", "ping"):
+    for method in ("resources/subscribe", "initialize", "ping", "logging/setLevel"):
         response = client.modern(method)
         assert response.status_code == 404, method
         assert _json(response)["error"]["code"] == -32601

@@ -8,6 +8,7 @@ import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from idempotency.markers import HANDLES_OWN_IDEMPOTENCY, exempt_views
+from mcp_tools.factories import default_factories
 from mcp_tools.registry import default_registry
 from mcp_tools.surfaces import active_catalogue
 from mcp_tools.views import mcp_view
@@ -85,13 +86,9 @@ def test_tools_list_is_filtered_by_role_on_a_real_request(mcp_client, role):
     """Guard 16. Mutation: build every surface from all tools (drop the ``evaluate`` filter in
     ``build_catalogue``) → red (Worker sees the owner-only tool, ReadOnly the write tool)."""
     listed = {tool["name"] for tool in mcp_client(role).list_tools()["result"]["tools"]}
+    admitted: list[Any] = [*active_catalogue().specs, *default_factories.specs()]
     expected = {
-        spec.name
-        for spec in active_catalogue().specs
-        if evaluate(
-            spec.policy,
-            probe_actor(active_roles()[role]),
-        )
+        spec.name for spec in admitted if evaluate(spec.policy, probe_actor(active_roles()[role]))
     }
     assert listed == expected or len(expected) > active_catalogue().page_size
     assert ("mcptest_owner_report" in listed) == (role == "Owner")

@@ -1,4 +1,4 @@
-"""``manage.py mcp_tools``: the prepared catalogue per role."""
+"""``manage.py mcp_tools``: the prepared catalogue per role, and the raw tools apart."""
 
 from __future__ import annotations
 
@@ -6,11 +6,16 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
+from mcp_tools import conf
+from mcp_tools.raw import default_raw_tools
 from mcp_tools.surfaces import active_catalogue
 
 
 class Command(BaseCommand):
-    help = "List the prepared MCP tool catalogue per role (name, read/write, mirrored route)."
+    help = (
+        "List the prepared MCP catalogue per role (tools with their kind and mirrored route, "
+        "identity factories, resources, templates, prompts), then the raw tools apart."
+    )
 
     def handle(self, *args: Any, **options: Any) -> None:
         catalogue = active_catalogue()
@@ -25,4 +30,25 @@ class Command(BaseCommand):
                     mirror = f"no route: {spec.mirrors_no_route}"
                 else:  # mirrors= is optional: nothing was declared
                     mirror = ""
-                self.stdout.write(f"  {spec.name:<40} {kind}  {mirror}".rstrip())
+                task = "" if spec.task_support == "forbidden" else f"  [task {spec.task_support}]"
+                self.stdout.write(f"  {spec.name:<40} {kind}  {mirror}{task}".rstrip())
+            for factory in surface.factories.values():
+                kind = "read " if factory.read_only else "write"
+                self.stdout.write(f"  {factory.name:<40} {kind}  built per request (factory)")
+            features = surface.features
+            for uri in features.resources:
+                self.stdout.write(f"  resource  {uri}")
+            for template in features.templates:
+                self.stdout.write(f"  template  {template.uri_template}")
+            for name in features.prompts:
+                self.stdout.write(f"  prompt    {name}")
+        raw = default_raw_tools.specs()
+        if raw:
+            served = bool(conf.get("ALLOW_RAW_TOOLS"))
+            state = "SERVED to every caller" if served else "not served"
+            self.stdout.write(
+                f"\nRAW TOOLS ({len(raw)}; no CallContext, no tenant; {state}: "
+                "MCP_TOOLS_ALLOW_RAW_TOOLS)"
+            )
+            for raw_spec in raw:
+                self.stdout.write(f"  {raw_spec.name:<40} {raw_spec.qualname}")

@@ -221,7 +221,7 @@ def test_the_workers_flock_scope_holds_through_oauth():
 
 
 def test_a_read_scoped_token_steps_up_for_a_write_tool_its_role_allows():
-    """Mutation: in ``mcp_tools.protocol._call_tool`` skip ``_scope_refusal`` → red (the
+    """Mutation: in ``mcp_tools.toolcall.call_tool`` skip ``scopes.refusal`` → red (the
     write runs, or fails validation, with HTTP 200)."""
     membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["Manager"])
     token = grant_tokens(membership, scope="mcp:read")["access_token"]
@@ -237,6 +237,28 @@ def test_a_read_scoped_token_steps_up_for_a_write_tool_its_role_allows():
     )
     assert response.json()["error"]["data"] == {"requiredScopes": ["mcp:read", "mcp:write"]}
     assert _result(_call(token, "cluck_list_flocks"))["isError"] is False
+
+
+def test_reads_beyond_tools_need_the_read_scope_and_listings_follow_the_role():
+    """Mutations: in ``mcp_tools.handlers.handle`` skip ``scopes.refusal`` → red (a token
+    without ``mcp:read`` reads a resource, gets a prompt, completes); in
+    ``mcp_tools.tasks.handle`` skip it → red (``tasks/get`` answers -32602 instead of 403)."""
+    membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["Manager"])
+    token = grant_tokens(membership, scope="mcp:write")["access_token"]
+    prompt = {"type": "ref/prompt", "name": "cluck_summarise_day"}
+    for method, params in (
+        ("resources/read", {"uri": "farm://grades"}),
+        ("prompts/get", {"name": "cluck_summarise_day"}),
+        ("completion/complete", {"ref": prompt, "argument": {"name": "flock", "value": ""}}),
+        ("tasks/get", {"taskId": "no-such-task"}),
+    ):
+        response = mcp(Client(), token, method, params)
+        assert response.status_code == 403, (method, response.content)
+        assert response["WWW-Authenticate"].startswith('Bearer error="insufficient_scope"')
+        assert 'scope="mcp:read"' in response["WWW-Authenticate"], method
+        assert response.json()["error"]["data"] == {"requiredScopes": ["mcp:read"]}, method
+    for method in ("resources/list", "resources/templates/list", "prompts/list"):
+        assert mcp(Client(), token, method).status_code == 200, method
 
 
 def test_a_write_scope_does_not_lift_a_read_only_role():

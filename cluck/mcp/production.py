@@ -1,96 +1,42 @@
-"""The farm's MCP tools: the questions a farmer asks, and one safe way to record a day.
+"""Production tools: flocks, egg grades, stock, daily entries (record, then submit).
 
 Each tool is thin: it resolves names to ids, calls the same selectors and services the REST API
 uses, and re-projects the result. No validation rule, authorization decision or tenant/flock
-predicate lives here; money is rendered at this boundary as ``{"amount", "currency"}``, and only
-when the selector handed it over (``Caller.sees_money``, the rule REST follows too).
+predicate lives here. Submitting asks the user to confirm the figures first when the client can
+ask (2026-07-28 elicitation), and proceeds as before when it cannot.
 """
 
 from __future__ import annotations
 
 import datetime as dt
-from typing import Annotated, Any, Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
-from pydantic.alias_generators import to_camel
 
-from cluck.api.base import decode_cursor, encode_cursor
+from cluck.api.base import decode_cursor
 from cluck.caller import Caller
-from cluck.money import Money
-from cluck.roles import PRODUCTION_WRITE, SALES_ACCESS, SALES_FLOW
-from cluck.selectors import customers as customer_selectors
+from cluck.mcp._shared import (
+    BAD_CURSOR,
+    ENTRY_CHECKS,
+    FLOCK_NAME,
+    PAGE_DEFAULT,
+    PAGE_MAX,
+    Cursor,
+    Limit,
+    MoneyOut,
+    Reply,
+    caller_of,
+    hidden_money,
+    money_out,
+    next_cursor,
+)
+from cluck.roles import PRODUCTION_WRITE
 from cluck.selectors import daily_entries as entry_selectors
 from cluck.selectors import flocks as flock_selectors
 from cluck.selectors import grades as grade_selectors
-from cluck.selectors import orders as order_selectors
-from cluck.selectors import receivables as receivable_selectors
 from cluck.selectors import stock as stock_selectors
 from cluck.services import daily_entries as entry_services
-from mcp_tools import CallContext, tool
-
-# MCP reads are smaller than REST pages: a model reads every row it is given.
-PAGE_DEFAULT = 50
-PAGE_MAX = 200
-
-Limit = Annotated[
-    int, Field(ge=1, le=PAGE_MAX, description=f"Page size, 1..{PAGE_MAX} (default {PAGE_DEFAULT}).")
-]
-Cursor = Annotated[
-    str | None,
-    Field(max_length=512, description="nextCursor from the previous page, to continue."),
-]
-
-
-# The tools' own stable error codes (the tool reference lists them under each tool, with the
-# framework's Tool.* and Idempotency.* codes). A fuzz guard checks no tool answers anything else.
-_BAD_CURSOR = {
-    "Validation.Failed": "`cursor` is not one this tool handed out (data.errors: `cursor`)."
-}
-_FLOCK_NAME = {
-    "Flock.NotFound": "No flock you can access has that name or id.",
-    "Flock.Ambiguous": "Several flocks have that name: data.candidates lists them; pass the "
-    "flockId.",
-}
-_ENTRY_CHECKS = {
-    "FlockScope.NotAssigned": "You are restricted to assigned flocks and this is not one.",
-    "DailyEntry.DateBeforePlacement": "The day precedes the flock's placement "
-    "(data.placementDate).",
-    "DailyEntry.MortalityExceedsBirdsAlive": "More birds died than the flock has alive "
-    "(data.birdsAlive).",
-}
-
-
-def _caller(ctx: CallContext) -> Caller:
-    return Caller(tenant=ctx.tenant, actor=ctx.actor, scope=ctx.row_scope, channel="mcp")
-
-
-def _next_cursor(position: dict[str, Any] | None) -> str | None:
-    return None if position is None else encode_cursor(position)
-
-
-class Reply(BaseModel):
-    model_config = ConfigDict(alias_generator=to_camel, populate_by_name=True)
-
-
-class MoneyOut(Reply):
-    amount: str = Field(
-        description='Decimal string in the currency\'s minor unit, e.g. "28250.00".'
-    )
-    currency: str = Field(description="ISO 4217 code, e.g. PHP.")
-
-    @classmethod
-    def of(cls, money: Money) -> MoneyOut:
-        return cls(**money.as_json())
-
-
-def _money_out(money: Money | None) -> MoneyOut | None:
-    return None if money is None else MoneyOut.of(money)
-
-
-def _hidden_money(description: str) -> Any:
-    # Money is absent (not null) for roles outside the money tier (Caller.sees_money).
-    return Field(default=None, exclude_if=lambda value: value is None, description=description)
-
+from mcp_tools import CallContext, ToolError, tool
 
 # --- flocks ----------------------------------------------------------------------------------
 
@@ -117,7 +63,7 @@ class FlockPage(Reply):
 
 @tool(
     name="cluck_list_flocks",
-    errors=_BAD_CURSOR,
+    errors=BAD_CURSOR,
     read_only=True,
     mirrors=("flock-list", "flock-detail"),
     title="List flocks",
@@ -135,7 +81,7 @@ def list_flocks(
     limit: Limit = PAGE_DEFAULT,
     cursor: Cursor = None,
 ) -> FlockPage:
-    caller = _caller(ctx)
+    caller = caller_of(ctx)
     page = flock_selectors.flock_list(
         caller=caller,
         status=status,
@@ -157,7 +103,7 @@ def list_flocks(
             for f in page.items
         ],
         complete=page.complete,
-        next_cursor=_next_cursor(page.next_position),
+        next_cursor=next_cursor(page.next_position),
         scope_note=flock_selectors.flock_scope_note(caller=caller),
     )
 
@@ -173,7 +119,7 @@ class GradeItem(Reply):
     saleable: bool
     active: bool
     recordable: bool = Field(description="May be named in a daily entry's grades list.")
-    unit_price: MoneyOut | None = _hidden_money(
+    unit_price: MoneyOut | None = hidden_money(
         "Default list price per egg; only for sales-access roles."
     )
 
@@ -196,7 +142,7 @@ class GradeList(Reply):
     ),
 )
 def list_egg_grades(ctx: CallContext) -> GradeList:
-    page = grade_selectors.egg_grade_list(caller=_caller(ctx), limit=PAGE_MAX)
+    page = grade_selectors.egg_grade_list(caller=caller_of(ctx), limit=PAGE_MAX)
     return GradeList(
         grades=[
             GradeItem(
@@ -207,7 +153,7 @@ def list_egg_grades(ctx: CallContext) -> GradeList:
                 saleable=g.is_saleable,
                 active=g.is_active,
                 recordable=g.is_recordable,
-                unit_price=_money_out(g.unit_price),
+                unit_price=money_out(g.unit_price),
             )
             for g in page.items
         ],
@@ -240,7 +186,7 @@ class StockReply(Reply):
     ),
 )
 def read_stock(ctx: CallContext, *, as_of_date: dt.date | None = None) -> StockReply:
-    summary = stock_selectors.stock_summary(caller=_caller(ctx), as_of=as_of_date)
+    summary = stock_selectors.stock_summary(caller=caller_of(ctx), as_of=as_of_date)
     return StockReply(
         as_of_date=summary.as_of,
         grades=[
@@ -312,7 +258,7 @@ def _entry_item(entry: entry_selectors.DailyEntryView) -> EntryItem:
 @tool(
     name="cluck_list_daily_entries",
     errors={
-        **_FLOCK_NAME,
+        **FLOCK_NAME,
         "Validation.Failed": "A bad `cursor`, or `toDate` before `fromDate` "
         "(DailyEntry.DateRange.Inverted); data.errors lists each.",
     },
@@ -334,7 +280,7 @@ def list_daily_entries(
     limit: Limit = PAGE_DEFAULT,
     cursor: Cursor = None,
 ) -> EntryPage:
-    caller = _caller(ctx)
+    caller = caller_of(ctx)
     flock_id = None
     if flock is not None:
         flock_id = flock_selectors.flock_resolve(caller=caller, name_or_id=flock).flock_id
@@ -349,7 +295,7 @@ def list_daily_entries(
     return EntryPage(
         entries=[_entry_item(entry) for entry in page.items],
         complete=page.complete,
-        next_cursor=_next_cursor(page.next_position),
+        next_cursor=next_cursor(page.next_position),
         scope_note=flock_selectors.flock_scope_note(caller=caller),
     )
 
@@ -392,12 +338,12 @@ def _flock_id_for_write(caller: Caller, flock: str | int) -> int:
         "DailyEntry.Eggs.SumWithinTotal, DailyEntry.FlockId.Required, "
         "DailyEntry.GradeQuantity.Positive, DailyEntry.Grades.Unique, "
         "DailyEntry.Grades.WithinAvailable, DailyEntry.Grades.TooMany.",
-        **_FLOCK_NAME,
+        **FLOCK_NAME,
         "EggGrade.NotFound": "No grade has that name or id (data.validNames).",
         "EggGrade.Ambiguous": "Grade names differ only in case: pass the id (data.candidates).",
         "DailyEntry.FlockNotActive": "The flock does not accept production on that date "
         "(archived, or depleted before it).",
-        **_ENTRY_CHECKS,
+        **ENTRY_CHECKS,
         "DailyEntry.UnknownGrade": "A grade line names a grade that is not recordable "
         "(data.validGrades).",
         "DailyEntry.GradesExceedTotal": "Graded eggs exceed total − cracked − dirty − discarded.",
@@ -431,7 +377,7 @@ def record_daily_entry(
     mortality_count: int,
     grades: Annotated[list[GradeQuantity] | None, Field(max_length=50)] = None,
 ) -> RecordReply:
-    caller = _caller(ctx)
+    caller = caller_of(ctx)
     lines = None
     if grades is not None:
         lines = [
@@ -470,16 +416,67 @@ class SubmitReply(Reply):
     status: str
 
 
+class SubmitConfirmation(BaseModel):
+    """The one-question form shown before an irreversible submit."""
+
+    confirm: bool = Field(
+        title="Submit now?",
+        description="Yes puts these eggs in stock now; the entry can then not be edited here.",
+    )
+
+
+def _figures(entry: entry_selectors.DailyEntryView) -> str:
+    graded = ", ".join(f"{line.grade_name} {line.quantity}" for line in entry.grades) or "none"
+    return (
+        f"Submit {entry.flock_name} ({entry.house_name}) for {entry.date.isoformat()}: "
+        f"{entry.total_eggs} eggs collected ({entry.cracked_eggs} cracked, {entry.dirty_eggs} "
+        f"dirty, {entry.discarded_eggs} discarded), graded: {graded}; "
+        f"{entry.mortality_count} birds died. Submitting puts the eggs in stock and cannot be "
+        "undone here."
+    )
+
+
+def _confirm_submit(ctx: CallContext, caller: Caller, daily_entry_id: int) -> None:
+    """Ask the user to confirm the Draft's figures (only when the client can ask).
+
+    The question's key carries the entry's version: a yes given to other figures (the draft
+    was edited between the rounds) is not a yes to these, so the user is asked again. The
+    answer travels with the signed, one-time request state bound to this call's arguments.
+
+    Raises:
+        ToolError: ``DailyEntry.SubmitNotConfirmed`` when the user declines (nothing changes).
+    """
+    draft = entry_selectors.daily_entry_get(caller=caller, entry_id=daily_entry_id)
+    if draft.status != "Draft":
+        return  # the service answers that one; there is nothing to confirm
+    answer = ctx.elicit(
+        f"confirm-submit-v{draft.version}", message=_figures(draft), schema=SubmitConfirmation
+    )
+    if not (
+        answer.accepted
+        and isinstance(answer.content, SubmitConfirmation)
+        and answer.content.confirm
+    ):
+        raise ToolError(
+            "DailyEntry.SubmitNotConfirmed",
+            "The user did not confirm the figures; nothing was submitted. Correct the draft "
+            "with cluck_record_daily_entry or submit again when they agree.",
+            {"dailyEntryId": daily_entry_id},
+        )
+
+
 @tool(
     name="cluck_submit_daily_entry",
     errors={
         "DailyEntry.NotFound": "No daily entry you can access has that id.",
         "DailyEntry.NotDraft": "The entry was already submitted.",
-        **_ENTRY_CHECKS,
+        **ENTRY_CHECKS,
         "DailyEntry.GradesNotReconciled": "Graded eggs must equal total − cracked − dirty − "
         "discarded (data.graded, data.sellable).",
         "DailyEntry.VersionConflict": "Another writer changed the entry meanwhile; reload "
         "and retry.",
+        "DailyEntry.SubmitNotConfirmed": "Your client asked the user to confirm the figures "
+        "and they did not; nothing was submitted.",
     },
     policy=PRODUCTION_WRITE,
     mirrors="daily-entry-submit",
@@ -488,239 +485,16 @@ class SubmitReply(Reply):
         "Submit a Draft daily entry (from cluck_record_daily_entry): its graded eggs must add "
         "up exactly to total minus cracked, dirty and discarded. Submitting puts the eggs in "
         "stock (one lot per grade) and records mortality; the entry can then no longer be "
-        "edited here."
+        "edited here. When your client can ask the user, they are shown the figures and must "
+        "confirm first (DailyEntry.SubmitNotConfirmed if they do not)."
     ),
 )
 def submit_daily_entry(ctx: CallContext, *, daily_entry_id: int) -> SubmitReply:
-    caller = _caller(ctx)
+    caller = caller_of(ctx)
+    if ctx.client_supports("elicitation"):
+        _confirm_submit(ctx, caller, daily_entry_id)
     entry = entry_services.daily_entry_submit(caller=caller, entry_id=daily_entry_id)
     view = entry_selectors.daily_entry_get(caller=caller, entry_id=entry.pk)
     return SubmitReply(
         daily_entry_id=view.entry_id, flock_name=view.flock_name, date=view.date, status=view.status
-    )
-
-
-# --- customers, orders, receivables ----------------------------------------------------------
-
-
-class CustomerItem(Reply):
-    customer_id: int
-    name: str
-    phone: str
-    email: str | None
-    address: str | None
-
-
-class CustomerPage(Reply):
-    customers: list[CustomerItem]
-    complete: bool
-    next_cursor: str | None
-
-
-@tool(
-    name="cluck_list_customers",
-    errors=_BAD_CURSOR,
-    read_only=True,
-    policy=SALES_FLOW,
-    mirrors=("customer-list", "customer-detail"),
-    title="List customers",
-    description=(
-        "The farm's customers by name (optionally those whose name contains `search`), with "
-        "contact details. Use a customerId or exact name with cluck_list_orders."
-    ),
-)
-def list_customers(
-    ctx: CallContext,
-    *,
-    search: Annotated[str | None, Field(max_length=200)] = None,
-    limit: Limit = PAGE_DEFAULT,
-    cursor: Cursor = None,
-) -> CustomerPage:
-    page = customer_selectors.customer_list(
-        caller=_caller(ctx),
-        search=search,
-        limit=limit,
-        cursor_position=decode_cursor(cursor, keys=customer_selectors.CUSTOMER_CURSOR_KEYS),
-    )
-    return CustomerPage(
-        customers=[
-            CustomerItem(
-                customer_id=c.pk, name=c.name, phone=c.phone, email=c.email, address=c.address
-            )
-            for c in page.items
-        ],
-        complete=page.complete,
-        next_cursor=_next_cursor(page.next_position),
-    )
-
-
-class OrderLineOut(Reply):
-    grade: str
-    quantity: int = Field(description="Eggs.")
-    unit_price: MoneyOut | None = _hidden_money("Per egg; only for sales-access roles.")
-    line_total: MoneyOut | None = _hidden_money("Only for sales-access roles.")
-
-
-class OrderItem(Reply):
-    order_id: int
-    reference_number: str
-    customer_id: int
-    customer_name: str
-    status: str
-    order_date: dt.date
-    total: MoneyOut | None = _hidden_money("Only for sales-access roles.")
-    paid: MoneyOut | None = _hidden_money("Only for sales-access roles.")
-    outstanding: MoneyOut | None = _hidden_money(
-        "Only for sales-access roles, and only for Confirmed orders."
-    )
-    lines: list[OrderLineOut] | None = Field(
-        default=None,
-        exclude_if=lambda value: value is None,
-        description="The order's lines; only when orderId is given.",
-    )
-
-
-class OrderPage(Reply):
-    orders: list[OrderItem]
-    complete: bool
-    next_cursor: str | None
-
-
-def _order_item(order: order_selectors.OrderView) -> OrderItem:
-    settlement = order.settlement
-    return OrderItem(
-        order_id=order.order_id,
-        reference_number=order.reference_number,
-        customer_id=order.customer_id,
-        customer_name=order.customer_name,
-        status=order.status,
-        order_date=order.order_date,
-        total=_money_out(order.total),
-        paid=MoneyOut.of(settlement.paid) if settlement is not None else None,
-        outstanding=(
-            MoneyOut.of(settlement.outstanding)
-            if settlement is not None and settlement.outstanding is not None
-            else None
-        ),
-        lines=(
-            [
-                OrderLineOut(
-                    grade=line.grade_name,
-                    quantity=line.quantity,
-                    unit_price=_money_out(line.unit_price),
-                    line_total=_money_out(line.line_total),
-                )
-                for line in order.lines
-            ]
-            if order.lines is not None
-            else None
-        ),
-    )
-
-
-@tool(
-    name="cluck_list_orders",
-    errors={
-        **_BAD_CURSOR,
-        "SalesOrder.NotFound": "No order of this farm has that orderId.",
-        "Customer.NotFound": "No customer has that name or id.",
-        "Customer.Ambiguous": "Several customers have that name: pass the id (data.candidates).",
-    },
-    read_only=True,
-    policy=SALES_FLOW,
-    mirrors=("sales-order-list", "sales-order-detail"),
-    title="List sales orders",
-    description=(
-        "Sales orders, newest first, optionally for one customer (name or id) and status; pass "
-        "orderId to get one order with its lines. Money fields (total, paid, outstanding, "
-        "and the lines' unitPrice and lineTotal) appear only for owners, managers and sales "
-        'staff, as {"amount", "currency"}.'
-    ),
-)
-def list_orders(
-    ctx: CallContext,
-    *,
-    order_id: int | None = None,
-    customer: Annotated[str | int | None, Field(description="Customer name or id.")] = None,
-    status: Literal["Draft", "Confirmed", "Shipped", "Invoiced", "Cancelled", "Voided"]
-    | None = None,
-    limit: Limit = PAGE_DEFAULT,
-    cursor: Cursor = None,
-) -> OrderPage:
-    caller = _caller(ctx)
-    # Money fields come only for the money tier: the selector decides (Caller.sees_money),
-    # exactly as for the REST routes.
-    if order_id is not None:
-        order = order_selectors.sales_order_get(caller=caller, order_id=order_id)
-        return OrderPage(orders=[_order_item(order)], complete=True, next_cursor=None)
-    customer_id = None
-    if customer is not None:
-        customer_id = customer_selectors.customer_resolve(caller=caller, name_or_id=customer).pk
-    page = order_selectors.sales_order_list(
-        caller=caller,
-        status=status,
-        customer_id=customer_id,
-        limit=limit,
-        cursor_position=decode_cursor(cursor, keys=order_selectors.ORDER_CURSOR_KEYS),
-    )
-    return OrderPage(
-        orders=[_order_item(order) for order in page.items],
-        complete=page.complete,
-        next_cursor=_next_cursor(page.next_position),
-    )
-
-
-class ReceivableItem(Reply):
-    customer_id: int
-    customer_name: str
-    confirmed_total: MoneyOut = Field(description="Sum of the customer's Confirmed orders.")
-    paid: MoneyOut
-    outstanding: MoneyOut = Field(description="What the customer still owes.")
-
-
-class ReceivablesPage(Reply):
-    customers: list[ReceivableItem]
-    complete: bool
-    next_cursor: str | None
-
-
-@tool(
-    name="cluck_read_receivables",
-    errors=_BAD_CURSOR,
-    read_only=True,
-    policy=SALES_ACCESS,
-    mirrors="customer-balance-list",
-    title="Read receivables",
-    description=(
-        "What customers owe: per customer, the total of Confirmed orders, what was paid and "
-        'the outstanding balance, as {"amount", "currency"} money strings. owingOnly=true '
-        "lists only customers with a balance above zero."
-    ),
-)
-def read_receivables(
-    ctx: CallContext,
-    *,
-    owing_only: bool = False,
-    limit: Limit = PAGE_DEFAULT,
-    cursor: Cursor = None,
-) -> ReceivablesPage:
-    page = receivable_selectors.customer_balance_page(
-        caller=_caller(ctx),
-        owing_only=owing_only,
-        limit=limit,
-        cursor_position=decode_cursor(cursor, keys=receivable_selectors.BALANCE_CURSOR_KEYS),
-    )
-    return ReceivablesPage(
-        customers=[
-            ReceivableItem(
-                customer_id=b.customer_id,
-                customer_name=b.customer_name,
-                confirmed_total=MoneyOut.of(b.confirmed_total),
-                paid=MoneyOut.of(b.paid),
-                outstanding=MoneyOut.of(b.outstanding),
-            )
-            for b in page.items
-        ],
-        complete=page.complete,
-        next_cursor=_next_cursor(page.next_position),
     )

@@ -1,0 +1,312 @@
+"""Resources, prompts, completions and ``logging/setLevel``: one handler per method.
+
+Every lookup is in the caller's prepared surface and asks the live policy again, so a hidden
+resource, template or prompt is exactly as unknown as one that does not exist (-32602, with
+``data.uri`` for resources). User code runs through ``mcp_tools.invoke`` (worker thread, call
+bounds, the request's exchange; input requests work on ``resources/read`` and ``prompts/get``
+as on ``tools/call``).
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any, Final
+
+from mcp_types.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY
+
+from mcp_tools import _jsonrpc, calls, conf, invoke, listing, requeststate, scopes
+from mcp_tools.context import CallContext
+from mcp_tools.error_pages import database_unavailable
+from mcp_tools.exceptions import ResourceNotFoundError
+from mcp_tools.exchange import LOG_LEVELS
+from mcp_tools.prompts import PromptSpec
+from mcp_tools.replies import Era, Reply, error, result
+from mcp_tools.resources import ResourceSpec, ResourceTemplateSpec, contents_of
+from mcp_tools.surfaces import Catalogue, Surface
+from tenancy import evaluate
+
+logger = logging.getLogger(__name__)
+
+LIST_METHODS: Final = {
+    "resources/list": "resource_pages",
+    "resources/templates/list": "template_pages",
+    "prompts/list": "prompt_pages",
+}
+METHODS: Final = frozenset(
+    {*LIST_METHODS, "resources/read", "prompts/get", "completion/complete", "logging/setLevel"}
+)
+
+
+@dataclass(frozen=True)
+class _Failed:
+    code: int
+    message: str
+    data: Any = None
+
+
+async def handle(
+    message: _jsonrpc.Message,
+    *,
+    era: Era,
+    ctx: CallContext,
+    surface: Surface,
+    catalogue: Catalogue,
+    headers: Mapping[str, str],
+) -> Reply:
+    method = message.method
+    params = message.params or {}
+    rid = message.request_id
+    if method in LIST_METHODS:
+        pages: listing.Listing = getattr(surface.features, LIST_METHODS[method])
+        cursor = params.get("cursor")
+        page = (
+            pages.page(era.version, cursor) if cursor is None or isinstance(cursor, str) else None
+        )
+        if page is None:
+            return error(era, rid, INVALID_PARAMS, "Invalid cursor")
+        return Reply(200, _jsonrpc.result_bytes(rid, page))
+    if method in ("resources/read", "prompts/get", "completion/complete"):
+        refused = scopes.refusal(ctx, rid, read_only=True, what=method)
+        if refused is not None:
+            return refused
+    if method == "resources/read":
+        return await _read(message, era=era, ctx=ctx, surface=surface, catalogue=catalogue)
+    if method == "prompts/get":
+        return await _get_prompt(message, era=era, ctx=ctx, surface=surface, catalogue=catalogue)
+    if method == "completion/complete":
+        return await _complete(message, era=era, ctx=ctx, surface=surface, catalogue=catalogue)
+    # logging/setLevel (handshake era only; 2026-07-28 asks per request instead). Accepted,
+    # not remembered: a stateless server has no session to keep a level in, so streamed log
+    # messages use MCP_TOOLS_LOG_LEVEL (see docs/mcp_tools.md).
+    if era.modern or params.get("level") not in LOG_LEVELS:
+        return error(era, rid, METHOD_NOT_FOUND if era.modern else INVALID_PARAMS, "Bad request")
+    return Reply(200, _jsonrpc.result_bytes(rid, b"{}"))
+
+
+def _mapping(value: Any) -> Mapping[str, Any]:
+    return value if isinstance(value, Mapping) else {}
+
+
+def _visible(ctx: CallContext, spec: Any) -> Any:
+    return spec if spec is not None and evaluate(spec.policy, ctx.actor) else None
+
+
+def find_resource(
+    surface: Surface, ctx: CallContext, uri: str
+) -> tuple[ResourceSpec | ResourceTemplateSpec, Any] | None:
+    """The caller's resource for ``uri`` and its bound variables (``None``: not theirs)."""
+    static = _visible(ctx, surface.features.resources.get(uri))
+    if static is not None:
+        return static, None
+    for template in surface.features.templates:
+        variables = template.bind(uri)
+        if variables is not None and _visible(ctx, template) is not None:
+            return template, variables
+    return None
+
+
+def _with_inputs(era: Era, params: Mapping[str, Any], binding: requeststate.Binding) -> Any:
+    exchange = invoke.build_exchange(era, params)
+    inputs = invoke.open_inputs(era, params, binding)
+    exchange.answers, exchange.loose_answers = inputs.answers, inputs.loose
+    return exchange, inputs
+
+
+def _input_finish(
+    era: Era,
+    rid: Any,
+    binding: requeststate.Binding,
+    exchange: Any,
+    catalogue: Catalogue,
+    done: Any,
+) -> Any:
+    """Map an outcome to a reply; ``done(value)`` answers a finished call."""
+
+    def finish(outcome: invoke.Outcome) -> Reply:
+        if isinstance(outcome, calls.BoundError):
+            return error(era, rid, outcome.code, outcome.message, outcome.data)
+        if isinstance(outcome, invoke.StateRefused):
+            return error(
+                era, rid, INVALID_PARAMS, "Invalid request state", {"reason": outcome.reason}
+            )
+        if isinstance(outcome, invoke.NeedsCapability):
+            return error(
+                era,
+                rid,
+                MISSING_REQUIRED_CLIENT_CAPABILITY if era.modern else INVALID_PARAMS,
+                "This request needs a client capability it did not declare",
+                {"requiredCapabilities": outcome.required},
+            )
+        if isinstance(outcome, invoke.NeedsInput):
+            return invoke.input_required(
+                era, rid, binding, exchange, outcome.requests, catalogue.server_info
+            )
+        assert isinstance(outcome, invoke.Done)
+        if isinstance(outcome.value, _Failed):
+            failed = outcome.value
+            return error(era, rid, failed.code, failed.message, failed.data)
+        reply: Reply = done(outcome.value)
+        return reply
+
+    return finish
+
+
+async def _read(
+    message: _jsonrpc.Message, *, era: Era, ctx: CallContext, surface: Surface, catalogue: Catalogue
+) -> Reply:
+    params = message.params or {}
+    rid = message.request_id
+    uri = params.get("uri")
+    if not isinstance(uri, str):
+        return error(era, rid, INVALID_PARAMS, "uri must be a string")
+    found = find_resource(surface, ctx, uri)
+    if found is None:
+        # Unknown, hidden by policy, or not a valid instance of any template: one answer.
+        return error(era, rid, INVALID_PARAMS, "Resource not found", {"uri": uri})
+    spec, variables = found
+    binding = requeststate.Binding.of(
+        tenant=ctx.tenant_id, user=ctx.user_id, method="resources/read", name=uri, arguments={}
+    )
+    try:
+        exchange, inputs = _with_inputs(era, params, binding)
+    except requeststate.RequestStateRefusedError as refused:
+        return error(era, rid, INVALID_PARAMS, "Invalid request state", {"reason": refused.reason})
+    call_ctx = ctx._with_exchange(exchange)
+
+    def work() -> Any:
+        try:
+            if variables is None:
+                value = spec.fn(call_ctx)
+            else:
+                value = spec.fn(
+                    call_ctx, **{k: getattr(variables, k) for k in type(variables).model_fields}
+                )
+            return contents_of(spec.body_kind, spec.mime_type, uri, value)
+        except ResourceNotFoundError:
+            return _Failed(INVALID_PARAMS, "Resource not found", {"uri": uri})
+        except Exception as exc:
+            if database_unavailable(exc):
+                raise  # not the resource's failure: the endpoint answers 503
+            failure = calls.translate(exc)
+            if failure is not None:
+                # A domain "no such row" (another tenant's, outside the row scope, …) reads as
+                # "no such resource": the same answer whichever it was.
+                return _Failed(INVALID_PARAMS, "Resource not found", {"uri": uri})
+            logger.exception("MCP resource %s failed (request %s)", uri, ctx.request_id)
+            return _Failed(-32603, f"Internal error (request id {ctx.request_id})")
+
+    def done(contents: list[dict[str, Any]]) -> Reply:
+        body: dict[str, Any] = {"contents": contents}
+        if era.modern:
+            body.update(ttlMs=listing.LIST_TTL_MS, cacheScope=listing.CACHE_SCOPE)
+        return result(era, rid, body, catalogue.server_info)
+
+    finish = _input_finish(era, rid, binding, exchange, catalogue, done)
+    reply = await invoke.execute(exchange, invoke.guarded(work, inputs), finish, streamable=False)
+    assert isinstance(reply, Reply)
+    return reply
+
+
+async def _get_prompt(
+    message: _jsonrpc.Message, *, era: Era, ctx: CallContext, surface: Surface, catalogue: Catalogue
+) -> Reply:
+    params = message.params or {}
+    rid = message.request_id
+    name = params.get("name")
+    spec: PromptSpec | None = _visible(
+        ctx, surface.features.prompts.get(name) if isinstance(name, str) else None
+    )
+    if spec is None:
+        return error(era, rid, INVALID_PARAMS, f"Unknown prompt: {name}")
+    arguments = params.get("arguments") or {}
+    if not isinstance(arguments, dict):
+        return error(era, rid, INVALID_PARAMS, "arguments must be an object")
+    validated = spec.validate(arguments)
+    if isinstance(validated, list):
+        return error(era, rid, INVALID_PARAMS, "Invalid prompt arguments", {"errors": validated})
+    binding = requeststate.Binding.of(
+        tenant=ctx.tenant_id,
+        user=ctx.user_id,
+        method="prompts/get",
+        name=spec.name,
+        arguments=arguments,
+    )
+    try:
+        exchange, inputs = _with_inputs(era, params, binding)
+    except requeststate.RequestStateRefusedError as refused:
+        return error(era, rid, INVALID_PARAMS, "Invalid request state", {"reason": refused.reason})
+    call_ctx = ctx._with_exchange(exchange)
+    fields = type(validated).model_fields
+
+    def work() -> Any:
+        try:
+            value = spec.fn(call_ctx, **{k: getattr(validated, k) for k in fields})
+            return spec.messages(value)
+        except Exception as exc:
+            if database_unavailable(exc):
+                raise  # not the prompt's failure: the endpoint answers 503
+            failure = calls.translate(exc)
+            if failure is not None:
+                detail: dict[str, Any] = {"code": failure.code, "message": failure.message}
+                if failure.data:
+                    detail["data"] = failure.data
+                return _Failed(INVALID_PARAMS, failure.message, {"error": detail})
+            logger.exception("MCP prompt %s failed (request %s)", name, ctx.request_id)
+            return _Failed(-32603, f"Internal error (request id {ctx.request_id})")
+
+    def done(messages: list[dict[str, Any]]) -> Reply:
+        body: dict[str, Any] = {"description": spec.description, "messages": messages}
+        return result(era, rid, body, catalogue.server_info)
+
+    finish = _input_finish(era, rid, binding, exchange, catalogue, done)
+    reply = await invoke.execute(exchange, invoke.guarded(work, inputs), finish, streamable=False)
+    assert isinstance(reply, Reply)
+    return reply
+
+
+async def _complete(
+    message: _jsonrpc.Message, *, era: Era, ctx: CallContext, surface: Surface, catalogue: Catalogue
+) -> Reply:
+    params = message.params or {}
+    rid = message.request_id
+    ref = _mapping(params.get("ref"))
+    argument = _mapping(params.get("argument"))
+    known = _mapping(_mapping(params.get("context")).get("arguments"))
+    target: Any = None
+    if ref.get("type") == "ref/prompt":
+        target = _visible(ctx, surface.features.prompts.get(str(ref.get("name"))))
+    elif ref.get("type") == "ref/resource":
+        target = _visible(ctx, surface.features.template_by_uri_template(str(ref.get("uri"))))
+    if target is None:
+        return error(era, rid, INVALID_PARAMS, "Unknown completion reference", {"ref": dict(ref)})
+    completer = target.completers.get(str(argument.get("name")))
+    value = argument.get("value")
+    if completer is None or not isinstance(value, str):
+        return result(
+            era, rid, {"completion": {"values": [], "hasMore": False}}, catalogue.server_info
+        )
+    limit = min(int(conf.get("MAX_COMPLETIONS")), 100)
+    arguments = {str(k): str(v) for k, v in known.items()}
+
+    def work() -> Any:
+        try:
+            values = [str(v) for v in completer(ctx, value, arguments)]
+        except Exception as exc:
+            if database_unavailable(exc):
+                raise
+            if calls.translate(exc) is not None:
+                return []
+            logger.exception("MCP completer failed (request %s)", ctx.request_id)
+            return _Failed(-32603, f"Internal error (request id {ctx.request_id})")
+        return values
+
+    try:
+        values = await calls.run_bounded(work)
+    except calls.BoundError as bound:
+        return error(era, rid, bound.code, bound.message, bound.data)
+    if isinstance(values, _Failed):
+        return error(era, rid, values.code, values.message)
+    completion = {"values": values[:limit], "total": len(values), "hasMore": len(values) > limit}
+    return result(era, rid, {"completion": completion}, catalogue.server_info)

@@ -1,0 +1,22 @@
+"""``manage.py purge_mcp_tools``: delete expired tasks and redeemed request states.
+
+Safe to run from cron on every replica at once (each statement deletes what has expired).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from django.core.management.base import BaseCommand
+
+from mcp_tools.requeststate import purge_expired
+from mcp_tools.taskstore import TaskStore
+
+
+class Command(BaseCommand):
+    help = "Delete MCP tasks past their retention and request-state redemptions past expiry."
+
+    def handle(self, *args: Any, **options: Any) -> None:
+        tasks = TaskStore().purge_expired()
+        states = purge_expired()
+        self.stdout.write(f"purged {tasks} task(s), {states} request state redemption(s)")

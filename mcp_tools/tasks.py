@@ -1,0 +1,394 @@
+"""Tasks over MCP: the 2026-07-28 extension (``io.modelcontextprotocol/tasks``) and the
+2025-11-25 core tasks (experimental in that revision), both projected from one store.
+
+A tool declared ``task_support="optional"`` or ``"required"`` may hand its work to a task:
+
+- **2026-07-28**, when the request declares the extension in its ``clientCapabilities``: the
+  tool runs synchronously until it calls ``ctx.continue_as_task()`` (input requests before
+  that are ordinary ``InputRequiredResult`` rounds); the call then answers a flat
+  ``CreateTaskResult`` (``resultType: "task"``) once the task row is committed, and the tool is
+  run again from the top in a task worker, with the answers it gathered. ``tasks/get`` answers
+  the ``DetailedTask`` (the result or error inlined when terminal, ``inputRequests`` when the
+  task waits for input), ``tasks/update`` delivers input answers (a task resumes when none is
+  pending any more), ``tasks/cancel`` cancels. Each answers ``resultType: "complete"``; each
+  needs the extension on the request (-32021 otherwise) and ``Mcp-Name: <taskId>`` (-32020).
+  ``tasks/result`` and ``tasks/list`` do not exist in this revision (-32601).
+- **2025-11-25**, when ``tools/call`` carries ``params.task``: the whole tool runs as a task
+  (``CreateTaskResult`` ``{task: {...}}``); ``tasks/get``, ``tasks/result`` (waits, within the
+  call deadline, for a terminal status) and ``tasks/cancel`` are served; ``tasks/list`` is not
+  (not advertised). Input requests are not available in this era.
+
+Without negotiation an ``optional`` tool simply runs synchronously (``continue_as_task()`` is
+a no-op); a ``required`` one is refused (-32021 / -32602). A tool error inside a task is a
+``completed`` task whose result has ``isError: true``; an internal failure, a missing client
+capability or the task deadline is a ``failed`` task with a JSON-RPC ``error``. Tasks belong to
+the tenant and the acting user that created them: anyone else's task id is unknown (-32602).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import datetime as dt
+import logging
+import time
+from collections.abc import Mapping
+from typing import Any, Final
+
+from asgiref.sync import sync_to_async
+from mcp.shared.inbound import MCP_NAME_HEADER, decode_header_value
+from mcp_types.jsonrpc import (
+    HEADER_MISMATCH,
+    INVALID_PARAMS,
+    METHOD_NOT_FOUND,
+    MISSING_REQUIRED_CLIENT_CAPABILITY,
+)
+
+from mcp_tools import _jsonrpc, calls, conf, invoke, scopes
+from mcp_tools.context import CallContext
+from mcp_tools.exchange import (
+    ClientCapabilityMissing,
+    Exchange,
+    InputRequired,
+    TaskCancelled,
+    TaskHooks,
+)
+from mcp_tools.registry import ToolSpec
+from mcp_tools.replies import Era, Reply, error, result
+from mcp_tools.surfaces import Catalogue, Surface
+from mcp_tools.taskrunner import runner
+from mcp_tools.taskstore import Owner, TaskStore, TaskView
+from tenancy import evaluate
+
+logger = logging.getLogger(__name__)
+
+TASKS_EXTENSION: Final = invoke.TASKS_EXTENSION
+RELATED_TASK_META: Final = "io.modelcontextprotocol/related-task"
+MODERN_METHODS: Final = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
+REMOVED_MODERN_METHODS: Final = frozenset({"tasks/result", "tasks/list"})
+HANDSHAKE_METHODS: Final = frozenset({"tasks/get", "tasks/result", "tasks/cancel"})
+ALL_METHODS: Final = MODERN_METHODS | REMOVED_MODERN_METHODS | HANDSHAKE_METHODS
+# How often a waiting worker re-reads its task's status (cancellation) at most.
+CANCEL_CHECK_SECONDS: Final = 0.25
+
+store = TaskStore()
+
+
+def owner_of(ctx: CallContext) -> Owner:
+    return Owner(tenant_key=str(ctx.tenant_id), owner_key=str(ctx.user_id))
+
+
+def required_capability() -> dict[str, Any]:
+    return {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}
+
+
+# --- creating and running -----------------------------------------------------------------
+
+
+def create(ctx: CallContext, spec: ToolSpec, arguments: Mapping[str, Any], answers: Any) -> Any:
+    """Worker-thread: reserve a task slot and commit a ``working`` task; ``None`` if no slot."""
+    if not runner.reserve():
+        return None
+    try:
+        return store.create(
+            owner_of(ctx),
+            operation=spec.name,
+            arguments=arguments,
+            answers=answers,
+            ttl_seconds=float(conf.get("TASK_TTL_SECONDS")),
+            lease_seconds=float(conf.get("TASK_LEASE_SECONDS")),
+            request_id=ctx.request_id,
+        )
+    except BaseException:
+        runner.release()
+        raise
+
+
+def start(
+    view: TaskView,
+    spec: ToolSpec,
+    ctx: CallContext,
+    validated: Any,
+    *,
+    capabilities: Mapping[str, Any] | None,
+    modern: bool,
+) -> None:
+    """Run the tool for ``view`` in the task pool (its slot is already reserved)."""
+    answers = dict(view.answers)
+    runner.start(
+        view.task_id,
+        lambda: _job(view.task_id, spec, ctx, validated, answers, capabilities, modern),
+    )
+
+
+class _Hooks(TaskHooks):
+    def __init__(self, task_id: str) -> None:
+        self.task_id = task_id
+        self._checked = 0.0
+        self._gone = False
+
+    def progress(self, message: str) -> None:
+        lease = float(conf.get("TASK_LEASE_SECONDS"))
+        if not store.progress(self.task_id, message, lease_seconds=lease):
+            self._gone = True
+
+    def cancelled(self) -> bool:
+        now = time.monotonic()
+        if not self._gone and now - self._checked >= CANCEL_CHECK_SECONDS:
+            self._checked = now
+            self._gone = not store.is_working(self.task_id)
+        return self._gone
+
+
+def _job(
+    task_id: str,
+    spec: ToolSpec,
+    ctx: CallContext,
+    validated: Any,
+    answers: dict[str, Any],
+    capabilities: Mapping[str, Any] | None,
+    modern: bool,
+) -> None:
+    exchange = Exchange(
+        modern=modern,
+        capabilities=capabilities,
+        answers=answers,
+        tasks_negotiated=True,
+        task=_Hooks(task_id),
+        deadline=time.monotonic() + float(conf.get("TASK_TIMEOUT_SECONDS")),
+    )
+    task_ctx = ctx._with_exchange(exchange)
+    body = calls.run_read if spec.read_only else calls.run_write
+    try:
+        outcome = body(spec, task_ctx, validated)
+    except InputRequired as needed:
+        store.park(task_id, needed.requests, exchange.answers)
+        return
+    except TaskCancelled:
+        # Cancelled by the client (the row says so already) or past the task deadline.
+        timeout = float(conf.get("TASK_TIMEOUT_SECONDS"))
+        store.finish(
+            task_id,
+            error={
+                "code": calls.TIMED_OUT,
+                "message": f"The task exceeded its {timeout:g} s deadline",
+                "data": {"timeoutSeconds": timeout},
+            },
+        )
+        return
+    except ClientCapabilityMissing as missing:
+        store.finish(
+            task_id,
+            error={
+                "code": MISSING_REQUIRED_CLIENT_CAPABILITY,
+                "message": "The task needs a client capability this client did not declare",
+                "data": {"requiredCapabilities": missing.required},
+            },
+        )
+        return
+    except Exception:
+        logger.exception("MCP task %s (%s) failed", task_id, spec.name)
+        outcome = calls.internal_error_result(spec, ctx.request_id)
+    if outcome == calls.internal_error_result(spec, ctx.request_id):
+        # An internal failure is a protocol-level error: the task failed (not a tool error).
+        store.finish(
+            task_id,
+            error={
+                "code": -32603,
+                "message": f"Internal error (request id {ctx.request_id})",
+                "data": {"requestId": ctx.request_id},
+            },
+        )
+        return
+    store.finish(task_id, result=outcome)
+
+
+# --- wire shapes ------------------------------------------------------------------------------
+
+
+def _iso(moment: dt.datetime) -> str:
+    return moment.astimezone(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def _fields(view: TaskView) -> dict[str, Any]:
+    fields: dict[str, Any] = {
+        "taskId": view.task_id,
+        "status": view.status,
+        "createdAt": _iso(view.created_at),
+        "lastUpdatedAt": _iso(view.updated_at),
+        "ttlMs": view.ttl_ms,
+        "pollIntervalMs": int(conf.get("TASK_POLL_INTERVAL_MS")),
+    }
+    if view.status_message:
+        fields["statusMessage"] = view.status_message
+    return fields
+
+
+def create_result(view: TaskView, *, modern: bool) -> dict[str, Any]:
+    """``CreateTaskResult``: flat with ``resultType: "task"`` (2026), ``{task}`` (2025)."""
+    if modern:
+        return {**_fields(view), "resultType": "task"}
+    return {"task": task_v1(view)}
+
+
+def detailed(view: TaskView) -> dict[str, Any]:
+    """2026 ``tasks/get``: the task, with its result, error or input requests inlined."""
+    body = _fields(view)
+    if view.status == "completed" and view.result is not None:
+        body["result"] = view.result
+    elif view.status == "failed" and view.error is not None:
+        body["error"] = view.error
+    elif view.status == "input_required" and view.input_requests:
+        body["inputRequests"] = view.input_requests
+    return body
+
+
+def task_v1(view: TaskView) -> dict[str, Any]:
+    """2025-11-25 ``Task``."""
+    task: dict[str, Any] = {
+        "taskId": view.task_id,
+        "status": view.status,
+        "createdAt": _iso(view.created_at),
+        "lastUpdatedAt": _iso(view.updated_at),
+        "ttl": view.ttl_ms,
+        "pollInterval": int(conf.get("TASK_POLL_INTERVAL_MS")),
+    }
+    if view.status_message:
+        task["statusMessage"] = view.status_message
+    return task
+
+
+# --- tasks/* requests -------------------------------------------------------------------------
+
+
+def served(era: Era, method: str) -> bool:
+    return method in ALL_METHODS
+
+
+async def handle(
+    message: _jsonrpc.Message,
+    *,
+    era: Era,
+    ctx: CallContext,
+    surface: Surface,
+    catalogue: Catalogue,
+    headers: Mapping[str, str],
+) -> Reply:
+    method = message.method
+    rid = message.request_id
+    params = message.params or {}
+    known = MODERN_METHODS if era.modern else HANDSHAKE_METHODS
+    if not catalogue.tasks_enabled or method not in known:
+        return error(era, rid, METHOD_NOT_FOUND, "Method not found")
+    task_id = params.get("taskId")
+    if not isinstance(task_id, str) or not task_id or len(task_id) > 128:
+        return error(era, rid, INVALID_PARAMS, "taskId must be a non-empty string")
+    if era.modern:
+        if not invoke.tasks_negotiated(era, params):
+            return error(
+                era,
+                rid,
+                MISSING_REQUIRED_CLIENT_CAPABILITY,
+                f"tasks/* needs the {TASKS_EXTENSION} extension in clientCapabilities",
+                required_capability(),
+            )
+        # SEP-2663 extends SEP-2243's routing headers to tasks/*: Mcp-Name is the taskId.
+        if decode_header_value(headers.get(MCP_NAME_HEADER)) != task_id:
+            return Reply(
+                400,
+                _jsonrpc.error_bytes(
+                    rid, HEADER_MISMATCH, "Mcp-Name header does not match the request's taskId"
+                ),
+            )
+    refused = scopes.refusal(ctx, rid, read_only=True, what=method)
+    if refused is not None:
+        return refused
+    owner = owner_of(ctx)
+    info = catalogue.server_info
+    if method == "tasks/get":
+        view = await sync_to_async(store.get)(owner, task_id)
+        if view is None:
+            return error(era, rid, INVALID_PARAMS, "Unknown task", {"taskId": task_id})
+        body = detailed(view) if era.modern else task_v1(view)
+        return result(era, rid, body, info)
+    if method == "tasks/cancel":
+        before = await sync_to_async(store.get)(owner, task_id)
+        if before is None:
+            return error(era, rid, INVALID_PARAMS, "Unknown task", {"taskId": task_id})
+        if not era.modern and before.is_terminal:
+            return error(era, rid, INVALID_PARAMS, f"The task is already {before.status}")
+        view = await sync_to_async(store.cancel)(owner, task_id)
+        assert view is not None
+        return result(era, rid, {} if era.modern else task_v1(view), info)
+    if method == "tasks/update":
+        return await _update(message, era=era, ctx=ctx, surface=surface, catalogue=catalogue)
+    return await _result_v1(rid, era=era, owner=owner, task_id=task_id)
+
+
+async def _update(
+    message: _jsonrpc.Message, *, era: Era, ctx: CallContext, surface: Surface, catalogue: Catalogue
+) -> Reply:
+    rid = message.request_id
+    params = message.params or {}
+    task_id = params["taskId"]
+    responses = params.get("inputResponses")
+    if not isinstance(responses, Mapping):
+        return error(era, rid, INVALID_PARAMS, "inputResponses must be an object")
+    owner = owner_of(ctx)
+    if not runner.reserve():
+        return error(
+            era,
+            rid,
+            calls.OVERLOADED,
+            "Server overloaded: too many tasks running; retry shortly",
+            {"retryAfterSeconds": 1},
+        )
+    try:
+        view, resume = await sync_to_async(store.answer)(owner, task_id, dict(responses))
+    except BaseException:
+        runner.release()
+        raise
+    if view is None:
+        runner.release()
+        return error(era, rid, INVALID_PARAMS, "Unknown task", {"taskId": task_id})
+    if not resume:
+        runner.release()
+        return result(era, rid, {}, catalogue.server_info)
+    spec = surface.tools.get(view.operation)
+    validated = calls.validate_arguments(spec, view.arguments) if spec is not None else None
+    if spec is None or not evaluate(spec.policy, ctx.actor) or isinstance(validated, dict):
+        runner.release()
+        await sync_to_async(store.finish)(
+            view.task_id,
+            error={"code": INVALID_PARAMS, "message": "The task's tool is no longer available"},
+        )
+        return result(era, rid, {}, catalogue.server_info)
+    start(
+        view,
+        spec,
+        ctx,
+        validated,
+        capabilities=invoke.capabilities_of(era, params),
+        modern=era.modern,
+    )
+    return result(era, rid, {}, catalogue.server_info)
+
+
+async def _result_v1(rid: Any, *, era: Era, owner: Owner, task_id: str) -> Reply:
+    """2025-11-25 ``tasks/result``: the outcome once terminal (waits within the deadline)."""
+    deadline = time.monotonic() + float(conf.get("CALL_TIMEOUT_SECONDS"))
+    while True:
+        view = await sync_to_async(store.get)(owner, task_id)
+        if view is None:
+            return error(era, rid, INVALID_PARAMS, "Unknown task", {"taskId": task_id})
+        if view.is_terminal:
+            break
+        if time.monotonic() > deadline:
+            return error(era, rid, calls.TIMED_OUT, "The task is still running; poll tasks/get")
+        await asyncio.sleep(int(conf.get("TASK_POLL_INTERVAL_MS")) / 1000)
+    if view.status == "completed" and view.result is not None:
+        meta = {RELATED_TASK_META: {"taskId": view.task_id}}
+        return Reply(200, _jsonrpc.result_bytes(rid, {**view.result, "_meta": meta}))
+    if view.status == "failed" and view.error is not None:
+        failure = view.error
+        return error(era, rid, failure["code"], failure["message"], failure.get("data"))
+    return error(era, rid, INVALID_PARAMS, f"The task was {view.status}")

@@ -1,0 +1,110 @@
+"""Seed 001's two escape hatches: identity-factory tools and raw tools.
+
+A factory's definition is built for each request from the caller's own data and is never
+retained; the finite role surfaces stay prepared once. A raw tool has no ``CallContext`` at all:
+only the explicitly named decorator registers one, nothing serves it unless a setting says so,
+a system check warns while it is served and ``manage.py mcp_tools`` lists it apart.
+"""
+
+from __future__ import annotations
+
+import gc
+import json
+from io import StringIO
+from typing import Any
+
+import pytest
+from django.core import checks
+from django.core.exceptions import ImproperlyConfigured
+from django.core.management import call_command
+
+from mcp_tools import CallContext
+from mcp_tools.factories import FactoryRegistry
+from mcp_tools.raw import RawRegistry
+from mcp_tools.registry import default_registry
+from mcp_tools.surfaces import activated, build_catalogue
+from tests.testapps.mcp_surface import controls
+
+pytestmark = pytest.mark.django_db(transaction=True)
+FACTORY = "mcptest_factory_echo"
+
+
+def _listed(client: Any, name: str) -> dict[str, Any]:
+    tools = client.list_tools()["result"]["tools"]
+    (definition,) = [t for t in tools if t["name"] == name]
+    return definition
+
+
+def test_a_factory_tool_is_defined_by_the_callers_own_data(mcp_client):
+    first, second = mcp_client(), mcp_client()
+    for client in (first, second):
+        enum = _listed(client, FACTORY)["inputSchema"]["properties"]["value"]["enum"]
+        tenant = client.membership.tenant.pk
+        assert enum == [f"tenant-{tenant}-a", f"tenant-{tenant}-b"]
+    mine = f"tenant-{first.membership.tenant.pk}-a"
+    assert first.call(FACTORY, {"value": mine})["result"]["structuredContent"]["value"] == mine
+    theirs = second.call(FACTORY, {"value": mine})["result"]
+    assert theirs["isError"] is True
+    assert json.loads(theirs["content"][0]["text"])["error"]["code"] == "Tool.InvalidArguments"
+
+
+def test_factory_definitions_are_not_retained_after_the_request(mcp_client):
+    """Mutation: memoize ``ToolFactorySpec.build`` (e.g. ``functools.lru_cache`` on a helper
+    keyed by the tenant, or a module dict of built specs) → red: what a factory built for one
+    caller outlives the request (an unbounded per-identity retention surface)."""
+    client = mcp_client()
+    controls.forget()
+    client.list_tools()
+    client.call(FACTORY, {"value": f"tenant-{client.membership.tenant.pk}-b"})
+    gc.collect()
+    assert len(controls.built_models) >= 2  # built for the list and again for the call
+    assert controls.alive() == []
+
+
+def test_factory_registration_rules():
+    registry = FactoryRegistry()
+    with pytest.raises(ImproperlyConfigured, match="exactly `ctx: CallContext`"):
+        registry.tool_factory(name="f", result=_Result, description="d")(lambda: None)  # type: ignore[arg-type]
+
+
+class _Result:  # not a pydantic model: refused above before it matters
+    pass
+
+
+def test_raw_tools_are_off_unless_enabled(mcp_client):
+    """Mutation: in ``raw.served_raw_tools`` ignore ``MCP_TOOLS_ALLOW_RAW_TOOLS`` → red."""
+    client = mcp_client()
+    assert "mcptest_raw_echo" not in {t["name"] for t in client.list_tools()["result"]["tools"]}
+    assert client.call("mcptest_raw_echo", {"text": "hi"})["error"]["code"] == -32602
+    assert not [m for m in checks.run_checks() if m.id == "mcp_tools.W001"]
+
+
+def test_enabled_raw_tools_are_served_warned_about_and_listed_apart(mcp_client, settings):
+    settings.MCP_TOOLS_ALLOW_RAW_TOOLS = True
+    catalogue = build_catalogue(default_registry, page_size=50, server_name="t", server_version="1")
+    with activated(catalogue):
+        for role in ("Owner", "ReadOnly"):
+            client = mcp_client(role)
+            assert client.call("mcptest_raw_echo", {"text": "hi"})["result"]["content"] == [
+                {"type": "text", "text": "hi"}
+            ]
+        output = StringIO()
+        call_command("mcp_tools", stdout=output)
+    warnings = [m for m in checks.run_checks() if m.id == "mcp_tools.W001"]
+    assert [w.obj for w in warnings] == ["tests.testapps.mcp_surface.mcp.raw_echo"]
+    listing = output.getvalue()
+    assert "RAW TOOLS (1; no CallContext, no tenant; SERVED" in listing
+    assert listing.index("RAW TOOLS") < listing.index("mcptest_raw_echo")
+
+
+def test_a_raw_tool_never_takes_a_call_context():
+    """Mutation: in ``RawRegistry.raw_tool`` drop the ``CallContext`` annotation check → red."""
+    registry = RawRegistry()
+    with pytest.raises(ImproperlyConfigured, match="never a CallContext"):
+
+        @registry.raw_tool(name="r", description="d", input_schema={"type": "object"})
+        def wants_identity(ctx: CallContext) -> dict[str, Any]:
+            return {}
+
+    with pytest.raises(TypeError):
+        registry.raw_tool(lambda arguments: {})  # type: ignore[call-arg]
