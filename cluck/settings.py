@@ -53,6 +53,7 @@ INSTALLED_APPS = [
     "tenancy",
     "idempotency",
     "mcp_tools",
+    "a2a_tools",
     "cluck",
     *_env_list("CLUCK_EXTRA_APPS", []),
 ]

@@ -7,6 +7,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 
 urlpatterns = [
     path("", include("mcp_tools.urls")),  # POST /mcp (exactly; no slash) + OAuth probe 404s
+    path("", include("a2a_tools.urls")),  # POST /a2a + /.well-known/agent-card.json
     path("admin/", admin.site.urls),
     path("api/v1/", include("tenancy.urls")),
     path("api/v1/", include("cluck.api.urls")),

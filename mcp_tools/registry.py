@@ -134,6 +134,8 @@ class ToolSpec:
     has_param_headers: bool = False  # an argument is mirrored in an Mcp-Param-* header
     # Client capabilities the tool cannot work without (e.g. "sampling"); checked before it runs.
     required_client_capabilities: tuple[str, ...] = ()
+    # Projected as an A2A skill by a2a_tools (False: MCP only).
+    a2a: bool = True
 
     @property
     def qualname(self) -> str:
@@ -257,6 +259,7 @@ def build_spec(
     policy: Policy,
     destructive: bool | None,
     requires_client_capabilities: Sequence[str] = (),
+    a2a: bool = True,
 ) -> ToolSpec:
     """Check ``fn`` against every registration rule and prepare its schemas.
 
@@ -415,7 +418,14 @@ def build_spec(
         parameters=tuple(params),
         has_param_headers=bool(x_mcp_header_map(input_schema)),
         required_client_capabilities=_capabilities(where, requires_client_capabilities),
+        a2a=_flag(where, "a2a", a2a),
     )
+
+
+def _flag(where: str, name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise _fail(where, f"{name} must be True or False")
+    return value
 
 
 def _capabilities(where: str, names: Sequence[str]) -> tuple[str, ...]:
@@ -444,6 +454,7 @@ class Registry:
         policy: Policy = AUTHENTICATED,
         destructive: bool | None = None,
         requires_client_capabilities: Sequence[str] = (),
+        a2a: bool = True,
     ) -> Callable[[F], F]:
         """Register the decorated function as an MCP tool; returns it unchanged.
 
@@ -453,6 +464,8 @@ class Registry:
         tool cannot work without: a 2026-07-28 client that does not declare them gets
         -32021 before the tool runs; a handshake-era client, whose capabilities a stateless
         server never sees, gets the tool error ``Client.CapabilityRequired``.
+        ``a2a=False`` keeps the tool off the A2A skill projection (``a2a_tools``); it stays an
+        MCP tool.
 
         Raises:
             TypeError: used bare (``@tool`` without arguments).
@@ -473,6 +486,7 @@ class Registry:
                 policy=policy,
                 destructive=destructive,
                 requires_client_capabilities=requires_client_capabilities,
+                a2a=a2a,
             )
             self.add(spec)
             return func
