@@ -62,6 +62,10 @@ MAX_CONTEXT_ID_LENGTH: Final = 255
 ACCEPTED_OUTPUT_MODES: Final = frozenset({JSON_MODE, "application/*", "*/*"})
 COMPLETED: Final = "TASK_STATE_COMPLETED"
 FAILED: Final = "TASK_STATE_FAILED"
+REJECTED: Final = "TASK_STATE_REJECTED"
+INVOCATION_SHAPE: Final = '{"data": {"skill": "<skill id>", "arguments": {...}}}'
+# The status code of a declined (rejected) task: the message was no skill invocation.
+CODE_NOT_AN_INVOCATION: Final = "A2A.InvocationRequired"
 
 METHODS: Final[Mapping[str, type[ProtoMessage]]] = {
     "SendMessage": pb.SendMessageRequest,
@@ -140,26 +144,30 @@ class Invocation:
     message: dict[str, Any]  # the caller's message, as sent
 
 
+class NotAnInvocationError(Exception):
+    """The message carries no data part: it is not a skill invocation at all."""
+
+
 def invocation(raw_message: Mapping[str, Any]) -> Invocation:
     """Read ``{"skill", "arguments"}`` from the message's one data part.
 
     Raises:
-        _Refused: -32005 for a part that is not JSON data, -32602 for any other shape.
+        NotAnInvocationError: no part carries data (text or files only): the agent declines the
+            task (``TASK_STATE_REJECTED``) and its status message shows the invocation shape.
+        _Refused: -32005 for a data part of another media type, -32602 for any other shape.
     """
     parts = raw_message.get("parts")
-    if not isinstance(parts, list) or len(parts) != 1 or not isinstance(parts[0], dict):
-        raise _invalid(
-            'Send exactly one part: {"data": {"skill": "<skill id>", "arguments": {...}}}'
-        )
+    if not isinstance(parts, list) or not all(isinstance(part, dict) for part in parts):
+        raise _invalid("message.parts must be a list of parts")
+    if not any("data" in part for part in parts):
+        raise NotAnInvocationError
+    if len(parts) != 1:
+        raise _invalid(f"Send exactly one part: {INVOCATION_SHAPE}")
     part = parts[0]
-    media_type = part.get("mediaType")
-    if "data" not in part or (media_type not in (None, "", JSON_MODE)):
+    if part.get("mediaType") not in (None, "", JSON_MODE):
         raise _Refused(
             ContentTypeNotSupportedError(
-                message=(
-                    "This agent accepts one application/json data part: "
-                    '{"skill": "<skill id>", "arguments": {...}}'
-                ),
+                message=f"The invocation is one application/json data part: {INVOCATION_SHAPE}",
                 data={"acceptedModes": JSON_MODE},
             )
         )
@@ -167,16 +175,9 @@ def invocation(raw_message: Mapping[str, Any]) -> Invocation:
     if (
         not isinstance(data, dict)
         or not isinstance(data.get("skill"), str)
-        or set(data)
-        - {
-            "skill",
-            "arguments",
-        }
+        or set(data) - {"skill", "arguments"}
     ):
-        raise _invalid(
-            'The data part must be {"skill": "<skill id>", "arguments": {...}} '
-            "(arguments may be omitted)"
-        )
+        raise _invalid(f"The data part must be {INVOCATION_SHAPE} (arguments may be omitted)")
     arguments = data.get("arguments", {})
     if arguments is None:
         arguments = {}
@@ -252,16 +253,7 @@ def task_from_result(
         task["status"] = {
             "state": FAILED,
             "timestamp": timestamp(),
-            "message": {
-                "messageId": uuid.uuid4().hex,
-                "role": "ROLE_AGENT",
-                "taskId": task_id,
-                "contextId": context_id,
-                "parts": [
-                    {"data": {"error": error}, "mediaType": JSON_MODE},
-                    {"text": f"{error.get('code')}: {error.get('message')}"},
-                ],
-            },
+            "message": _agent_message(error, task_id=task_id, context_id=context_id),
         }
     else:
         task["status"] = {"state": COMPLETED, "timestamp": timestamp()}
@@ -271,6 +263,42 @@ def task_from_result(
     task["history"] = [user_message]
     task["metadata"] = {"skill": call.skill}
     return task
+
+
+def rejected_task(message: Mapping[str, Any], *, task_id: str, context_id: str) -> dict[str, Any]:
+    """A message that invokes no skill (text or files only): the agent declines it. This agent
+    has no model to read prose; its status message says how to invoke a skill instead."""
+    error = {
+        "code": CODE_NOT_AN_INVOCATION,
+        "message": (
+            "This agent runs skills and reads no prose: send one application/json data part "
+            f"{INVOCATION_SHAPE}; the skills are listed in the extended Agent Card "
+            "(GetExtendedAgentCard)."
+        ),
+    }
+    return {
+        "id": task_id,
+        "contextId": context_id,
+        "status": {
+            "state": REJECTED,
+            "timestamp": timestamp(),
+            "message": _agent_message(error, task_id=task_id, context_id=context_id),
+        },
+        "history": [{**message, "taskId": task_id, "contextId": context_id}],
+    }
+
+
+def _agent_message(error: Mapping[str, Any], *, task_id: str, context_id: str) -> dict[str, Any]:
+    return {
+        "messageId": uuid.uuid4().hex,
+        "role": "ROLE_AGENT",
+        "taskId": task_id,
+        "contextId": context_id,
+        "parts": [
+            {"data": {"error": dict(error)}, "mediaType": JSON_MODE},
+            {"text": f"{error.get('code')}: {error.get('message')}"},
+        ],
+    }
 
 
 def shaped(
@@ -350,7 +378,7 @@ class Dispatcher:
         elif method == "GetTask":
             result = await self.get_task(request)
         elif method == "ListTasks":
-            result = await self.list_tasks(request)
+            result = await self.list_tasks(request, params)
         else:
             result = await self.cancel_task(request)
         if isinstance(result, Reply):
@@ -378,13 +406,19 @@ class Dispatcher:
             TaskNotCancelableError(data={"taskId": request.id, "state": task["status"]["state"]})
         )
 
-    async def list_tasks(self, request: pb.ListTasksRequest) -> dict[str, Any]:
+    async def list_tasks(
+        self, request: pb.ListTasksRequest, params: Mapping[str, Any]
+    ) -> dict[str, Any]:
         page_size = _optional_int(request, "page_size")
         if page_size is None:
             page_size = DEFAULT_PAGE_SIZE
         if not 1 <= page_size <= MAX_PAGE_SIZE:
             raise _invalid(f"pageSize must be between 1 and {MAX_PAGE_SIZE}")
         history_length = _history_length(request)
+        raw_status = params.get("status")
+        # ParseDict maps an unknown enum name to 0 (no filter); a typo must not list everything.
+        if raw_status not in (None, "", 0) and not request.status:
+            raise _invalid(f"Unknown status: {raw_status}")
         state = pb.TaskState.Name(request.status) if request.status else ""
         after = (
             request.status_timestamp_after.ToDatetime(tzinfo=dt.UTC)
@@ -441,14 +475,19 @@ class Dispatcher:
                     data={"taskId": message.task_id, "state": task["status"]["state"]},
                 )
             )
-        call = invocation(params["message"])
+        context_id = message.context_id or uuid.uuid4().hex
+        if len(context_id) > MAX_CONTEXT_ID_LENGTH:
+            raise _invalid(f"contextId is longer than {MAX_CONTEXT_ID_LENGTH} characters")
+        try:
+            call = invocation(params["message"])
+        except NotAnInvocationError:
+            task = rejected_task(params["message"], task_id=uuid.uuid4().hex, context_id=context_id)
+            await sync_to_async(self._save)(task, None)
+            return {"task": shaped(task, history_length=history_length)}
         spec = visible_skill(self.surface, self.ctx, call.skill)
         if spec is None:
             # Hidden and unknown skills are indistinguishable: absence is not a hint.
             raise _invalid(f"Unknown skill: {call.skill}", skill=call.skill)
-        context_id = message.context_id or uuid.uuid4().hex
-        if len(context_id) > MAX_CONTEXT_ID_LENGTH:
-            raise _invalid(f"contextId is longer than {MAX_CONTEXT_ID_LENGTH} characters")
         arguments = call.arguments
         if not spec.read_only and call.idempotency_key is not None:
             arguments = {**arguments, IDEMPOTENCY_KEY_ALIAS: call.idempotency_key}
@@ -465,9 +504,9 @@ class Dispatcher:
                 return task
         return {"task": shaped(task, history_length=history_length)}
 
-    def _save(self, task: dict[str, Any], spec: ToolSpec) -> None:
+    def _save(self, task: dict[str, Any], spec: ToolSpec | None) -> None:
         try:
-            self.store.save(self.owner, task, skill=spec.name)
+            self.store.save(self.owner, task, skill=spec.name if spec else "")
         except Exception:  # the tool's work is done; only GetTask will miss this task
             logger.exception("A2A task %s could not be stored", task["id"])
 

@@ -125,12 +125,8 @@ def _extension(specs: list[ToolSpec] | None) -> dict[str, Any]:
 
 def _security() -> tuple[dict[str, Any], list[dict[str, Any]]]:
     schemes = {
-        BEARER_SCHEME: {
-            "httpAuthSecurityScheme": {
-                "scheme": "Bearer",
-                "description": "A personal access token of a tenant member (tenancy).",
-            }
-        }
+        # A tenant member's personal access token (tenancy); OAuth joins here when it lands.
+        BEARER_SCHEME: {"httpAuthSecurityScheme": {"scheme": "Bearer"}}
     }
     return schemes, [{"schemes": {BEARER_SCHEME: {"list": []}}}]
 

@@ -63,7 +63,8 @@ class TaskStore(Protocol):
         state: str = "",
         updated_after: datetime | None = None,
     ) -> TaskPage:
-        """A page of ``owner``'s tasks, most recently updated first.
+        """A page of ``owner``'s tasks, most recently updated first (``updated_after``
+        inclusive, as ``statusTimestampAfter`` is).
 
         Raises:
             InvalidCursorError: ``cursor`` was not issued by this store.
@@ -135,7 +136,7 @@ class DatabaseTaskStore:
         if state:
             rows = rows.filter(state=state)
         if updated_after is not None:
-            rows = rows.filter(updated_at__gt=updated_after)
+            rows = rows.filter(updated_at__gte=updated_after)
         total = rows.count()
         if cursor:
             stamp, last_id = _decode_cursor(cursor)
