@@ -45,7 +45,7 @@ _URL_SENTINEL: Final = "\x00a2a-tools-interface-url\x00"
 def projectable(spec: ToolSpec) -> bool:
     """A tool becomes a skill unless it opted out or needs an MCP client capability
     (sampling, elicitation, …) that an A2A client has no way to declare."""
-    return spec.a2a and not spec.required_client_capabilities
+    return spec.a2a_skill
 
 
 def _app_label(spec: ToolSpec) -> str:

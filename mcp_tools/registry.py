@@ -142,6 +142,12 @@ class ToolSpec:
         return f"{self.fn.__module__}.{self.fn.__qualname__}"
 
     @property
+    def a2a_skill(self) -> bool:
+        """Projected as an A2A skill (when ``a2a_tools`` is installed): not opted out, and
+        needing no MCP client capability (sampling, elicitation, …) an A2A client cannot have."""
+        return self.a2a and not self.required_client_capabilities
+
+    @property
     def operation_key(self) -> str:
         """The idempotency namespace of this tool: one per tool, never shared (stored as its
         SHA-256, like the HTTP adapter's ``METHOD:PATH``, so the two can never alias)."""
