@@ -122,10 +122,31 @@ def version_error(requested: str | None) -> A2AError | None:
     )
 
 
+def _without_part_data(params: Mapping[str, Any]) -> dict[str, Any]:
+    """``params`` with each message part's ``data`` value replaced by ``null``.
+
+    The skill's arguments are read from the JSON as sent and validated by the tool's own model;
+    converting them to a protobuf ``Struct`` first would only cost time (and turn integers into
+    doubles). Everything else — the shape of the message, its parts, enums — is still checked.
+    """
+    message = params.get("message")
+    parts = message.get("parts") if isinstance(message, dict) else None
+    if not isinstance(parts, list):
+        return dict(params)
+    stubbed = [
+        {**part, "data": None} if isinstance(part, dict) and "data" in part else part
+        for part in parts
+    ]
+    return {**params, "message": {**message, "parts": stubbed}}
+
+
 def parse_params(method: str, params: Mapping[str, Any] | None) -> ProtoMessage:
     """The request parameters as the method's protobuf type (unknown fields ignored, §5.7)."""
+    payload = dict(params or {})
+    if METHODS[method] is pb.SendMessageRequest:
+        payload = _without_part_data(payload)
     try:
-        return ParseDict(dict(params or {}), METHODS[method](), ignore_unknown_fields=True)
+        return ParseDict(payload, METHODS[method](), ignore_unknown_fields=True)
     except ParseError as exc:
         raise _invalid(f"Invalid params: {exc}") from None
 
@@ -517,16 +538,15 @@ class Dispatcher:
         ctx = self.ctx
 
         def work() -> dict[str, Any]:
-            # In the worker thread, holding the slot: the tool, then its task row.
             result = body(spec, ctx, validated)
-            task = task_from_result(result, task_id=task_id, context_id=context_id, call=call)
-            self._save(task, spec)
-            return task
+            return task_from_result(result, task_id=task_id, context_id=context_id, call=call)
 
         try:
-            return await calls.run_bounded(work)
+            task = await calls.run_bounded(work)
         except calls.BoundError as exc:
             return bound_reply(self.request_id, exc)
+        await sync_to_async(self._save)(task, spec)
+        return task
 
 
 def bound_reply(request_id: Any, exc: calls.BoundError) -> Reply:
