@@ -130,9 +130,9 @@ def _without_part_data(params: Mapping[str, Any]) -> dict[str, Any]:
     doubles). Everything else — the shape of the message, its parts, enums — is still checked.
     """
     message = params.get("message")
-    parts = message.get("parts") if isinstance(message, dict) else None
-    if not isinstance(parts, list):
+    if not isinstance(message, dict) or not isinstance(message.get("parts"), list):
         return dict(params)
+    parts: list[Any] = message["parts"]
     stubbed = [
         {**part, "data": None} if isinstance(part, dict) and "data" in part else part
         for part in parts
@@ -518,11 +518,12 @@ class Dispatcher:
             task = task_from_result(validated, task_id=task_id, context_id=context_id, call=call)
             await sync_to_async(self._save)(task, spec)
         else:
-            task = await self._run(
+            ran = await self._run(
                 spec, validated, task_id=task_id, context_id=context_id, call=call
             )
-            if isinstance(task, Reply):
-                return task
+            if isinstance(ran, Reply):
+                return ran
+            task = ran
         return {"task": shaped(task, history_length=history_length)}
 
     def _save(self, task: dict[str, Any], spec: ToolSpec | None) -> None:

@@ -206,7 +206,8 @@ def _insert_without_waiting_for_the_wal(
 
 @functools.lru_cache(maxsize=4)
 def _store_class(path: str) -> type[TaskStore]:
-    return import_string(path)  # type: ignore[no-any-return]
+    store: type[TaskStore] = import_string(path)
+    return store
 
 
 def task_store() -> TaskStore:

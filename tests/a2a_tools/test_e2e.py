@@ -54,7 +54,7 @@ def tools_list(url: str, bearer: str) -> set[str]:
     names: set[str] = set()
     cursor = None
     while True:
-        params = {"cursor": cursor} if cursor else {}
+        params: dict[str, Any] = {"cursor": cursor} if cursor else {}
         reply = httpx.post(
             f"{url}/mcp",
             json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": params},
