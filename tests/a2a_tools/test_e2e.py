@@ -262,3 +262,32 @@ def test_a2a_js_client_runs_the_farm_story(demo_server) -> None:
         assert _role_skills([skills]) == tools_list(url, bearers[role])
         assert hidden not in _role_skills([skills])
         assert denied["error"]["code"] == -32602, denied
+
+
+def test_a2a_works_under_runserver(transactional_db: Any) -> None:
+    """The WSGI development server serves the async view too: card, extended card, a skill."""
+    call_command("seed_demo", verbosity=0)
+    bearer = demo_bearer("owner@sunrise.example")
+    headers = {"Authorization": f"Bearer {bearer}", "A2A-Version": "1.0"}
+    message = {
+        "messageId": uuid.uuid4().hex,
+        "role": "ROLE_USER",
+        "parts": [{"data": {"skill": "cluck_list_flocks", "arguments": {}}}],
+    }
+    with serve("runserver") as url:
+        card = httpx.get(f"{url}/.well-known/agent-card.json").json()
+        assert card["supportedInterfaces"][0]["url"] == f"{url}/a2a"
+        sent = httpx.post(
+            f"{url}/a2a",
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "SendMessage",
+                "params": {"message": message},
+            },
+            headers=headers,
+            timeout=30,
+        ).json()
+    task = sent["result"]["task"]
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED"
+    assert _data(task)["flocks"]
