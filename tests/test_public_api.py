@@ -47,6 +47,7 @@ EXPECTED = {
         "sha256_hex",
     },
     "mcp_tools": {"CallContext", "CallContextRefusedError", "ToolError", "ToolFailure", "tool"},
+    "a2a_tools": {"TaskOwner", "TaskPage", "TaskStore"},
 }
 
 
