@@ -28,9 +28,10 @@ from mcp_tools import _jsonrpc
 from mcp_tools import conf as mcp_conf
 from mcp_tools.context import CallContext, request_in_flight
 from mcp_tools.exceptions import CallContextRefusedError
-from mcp_tools.middleware import body_cap
+from mcp_tools.middleware import body_cap, jsonrpc_errors
 from mcp_tools.views import _rate_usage, origin_allowed
 from tenancy import TenantContext
+from tenancy.markers import counts_own_rate
 
 logger = logging.getLogger(__name__)
 security_logger = logging.getLogger("a2a_tools.security")
@@ -80,7 +81,9 @@ def _challenge() -> HttpResponse:
 
 @csrf_exempt
 @handles_own_idempotency
+@counts_own_rate
 @body_cap
+@jsonrpc_errors
 async def a2a_view(request: HttpRequest) -> HttpResponse:
     """Serve one A2A JSON-RPC request statelessly."""
     if request.method != "POST":

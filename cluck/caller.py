@@ -10,7 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from tenancy import ActorContext, RowScope, TenantContext
+from cluck.roles import SALES_ACCESS
+from tenancy import ActorContext, RowScope, TenantContext, evaluate
 
 if TYPE_CHECKING:
     from cluck.models import Farm
@@ -27,6 +28,17 @@ class Caller:
     def farm(self) -> Farm:
         farm: Farm = self.tenant.instance
         return farm
+
+    @property
+    def sees_money(self) -> bool:
+        """The money rule, one for every channel: every money value — order totals, line
+        prices and totals, settlement, payments, receivables, egg-grade list prices — is the
+        money tier's (``SALES_ACCESS``: Owner, Manager, Sales). The selectors leave it out of
+        what they return to anyone else, so REST and MCP cannot disagree (a Worker may sell,
+        without seeing prices). The system actor of a management command sees everything."""
+        if self.channel == "cli" and self.actor.is_resolved and self.actor.is_system:
+            return True
+        return evaluate(SALES_ACCESS, self.actor)
 
     @classmethod
     def from_request(cls, request: Any, *, channel: str = "http") -> Caller:

@@ -2,7 +2,8 @@
 
 Each tool is thin: it resolves names to ids, calls the same selectors and services the REST API
 uses, and re-projects the result. No validation rule, authorization decision or tenant/flock
-predicate lives here; money is rendered at this boundary as ``{"amount", "currency"}``.
+predicate lives here; money is rendered at this boundary as ``{"amount", "currency"}``, and only
+when the selector handed it over (``Caller.sees_money``, the rule REST follows too).
 """
 
 from __future__ import annotations
@@ -26,7 +27,6 @@ from cluck.selectors import receivables as receivable_selectors
 from cluck.selectors import stock as stock_selectors
 from cluck.services import daily_entries as entry_services
 from mcp_tools import CallContext, tool
-from tenancy import evaluate
 
 # MCP reads are smaller than REST pages: a model reads every row it is given.
 PAGE_DEFAULT = 50
@@ -39,6 +39,25 @@ Cursor = Annotated[
     str | None,
     Field(max_length=512, description="nextCursor from the previous page, to continue."),
 ]
+
+
+# The tools' own stable error codes (the tool reference lists them under each tool, with the
+# framework's Tool.* and Idempotency.* codes). A fuzz guard checks no tool answers anything else.
+_BAD_CURSOR = {
+    "Validation.Failed": "`cursor` is not one this tool handed out (data.errors: `cursor`)."
+}
+_FLOCK_NAME = {
+    "Flock.NotFound": "No flock you can access has that name or id.",
+    "Flock.Ambiguous": "Several flocks have that name: data.candidates lists them; pass the "
+    "flockId.",
+}
+_ENTRY_CHECKS = {
+    "FlockScope.NotAssigned": "You are restricted to assigned flocks and this is not one.",
+    "DailyEntry.DateBeforePlacement": "The day precedes the flock's placement "
+    "(data.placementDate).",
+    "DailyEntry.MortalityExceedsBirdsAlive": "More birds died than the flock has alive "
+    "(data.birdsAlive).",
+}
 
 
 def _caller(ctx: CallContext) -> Caller:
@@ -62,6 +81,15 @@ class MoneyOut(Reply):
     @classmethod
     def of(cls, money: Money) -> MoneyOut:
         return cls(**money.as_json())
+
+
+def _money_out(money: Money | None) -> MoneyOut | None:
+    return None if money is None else MoneyOut.of(money)
+
+
+def _hidden_money(description: str) -> Any:
+    # Money is absent (not null) for roles outside the money tier (Caller.sees_money).
+    return Field(default=None, exclude_if=lambda value: value is None, description=description)
 
 
 # --- flocks ----------------------------------------------------------------------------------
@@ -89,6 +117,7 @@ class FlockPage(Reply):
 
 @tool(
     name="cluck_list_flocks",
+    errors=_BAD_CURSOR,
     read_only=True,
     mirrors=("flock-list", "flock-detail"),
     title="List flocks",
@@ -144,7 +173,9 @@ class GradeItem(Reply):
     saleable: bool
     active: bool
     recordable: bool = Field(description="May be named in a daily entry's grades list.")
-    unit_price: MoneyOut = Field(description="Default list price per egg.")
+    unit_price: MoneyOut | None = _hidden_money(
+        "Default list price per egg; only for sales-access roles."
+    )
 
 
 class GradeList(Reply):
@@ -160,7 +191,8 @@ class GradeList(Reply):
     description=(
         "The farm's egg grades (e.g. Small, Medium, Large) with kind, whether saleable, and "
         "whether a daily entry's grades list may name them (recordable). Use these names in "
-        "cluck_record_daily_entry."
+        "cluck_record_daily_entry. The list price (unitPrice) appears only for owners, "
+        "managers and sales staff."
     ),
 )
 def list_egg_grades(ctx: CallContext) -> GradeList:
@@ -175,7 +207,7 @@ def list_egg_grades(ctx: CallContext) -> GradeList:
                 saleable=g.is_saleable,
                 active=g.is_active,
                 recordable=g.is_recordable,
-                unit_price=MoneyOut.of(g.unit_price),
+                unit_price=_money_out(g.unit_price),
             )
             for g in page.items
         ],
@@ -279,6 +311,11 @@ def _entry_item(entry: entry_selectors.DailyEntryView) -> EntryItem:
 
 @tool(
     name="cluck_list_daily_entries",
+    errors={
+        **_FLOCK_NAME,
+        "Validation.Failed": "A bad `cursor`, or `toDate` before `fromDate` "
+        "(DailyEntry.DateRange.Inverted); data.errors lists each.",
+    },
     read_only=True,
     mirrors=("daily-entry-list", "daily-entry-detail"),
     title="List daily entries",
@@ -348,6 +385,24 @@ def _flock_id_for_write(caller: Caller, flock: str | int) -> int:
 
 @tool(
     name="cluck_record_daily_entry",
+    errors={
+        "Validation.Failed": "A field breaks a rule; data.errors lists each with its code: "
+        "DailyEntry.Date.NotFuture (after the farm's today), DailyEntry.Date.TooOld (before "
+        "the farm's late-entry grace), DailyEntry.<Counter>.NonNegative / .TooLarge, "
+        "DailyEntry.Eggs.SumWithinTotal, DailyEntry.FlockId.Required, "
+        "DailyEntry.GradeQuantity.Positive, DailyEntry.Grades.Unique, "
+        "DailyEntry.Grades.WithinAvailable, DailyEntry.Grades.TooMany.",
+        **_FLOCK_NAME,
+        "EggGrade.NotFound": "No grade has that name or id (data.validNames).",
+        "EggGrade.Ambiguous": "Grade names differ only in case: pass the id (data.candidates).",
+        "DailyEntry.FlockNotActive": "The flock does not accept production on that date "
+        "(archived, or depleted before it).",
+        **_ENTRY_CHECKS,
+        "DailyEntry.UnknownGrade": "A grade line names a grade that is not recordable "
+        "(data.validGrades).",
+        "DailyEntry.GradesExceedTotal": "Graded eggs exceed total − cracked − dirty − discarded.",
+        "DailyEntry.Immutable": "The day's entry is no longer a Draft.",
+    },
     policy=PRODUCTION_WRITE,
     mirrors="daily-entry-record",
     title="Record a day's production",
@@ -417,6 +472,15 @@ class SubmitReply(Reply):
 
 @tool(
     name="cluck_submit_daily_entry",
+    errors={
+        "DailyEntry.NotFound": "No daily entry you can access has that id.",
+        "DailyEntry.NotDraft": "The entry was already submitted.",
+        **_ENTRY_CHECKS,
+        "DailyEntry.GradesNotReconciled": "Graded eggs must equal total − cracked − dirty − "
+        "discarded (data.graded, data.sellable).",
+        "DailyEntry.VersionConflict": "Another writer changed the entry meanwhile; reload "
+        "and retry.",
+    },
     policy=PRODUCTION_WRITE,
     mirrors="daily-entry-submit",
     title="Submit a daily entry",
@@ -455,6 +519,7 @@ class CustomerPage(Reply):
 
 @tool(
     name="cluck_list_customers",
+    errors=_BAD_CURSOR,
     read_only=True,
     policy=SALES_FLOW,
     mirrors=("customer-list", "customer-detail"),
@@ -489,11 +554,6 @@ def list_customers(
     )
 
 
-def _hidden_money(description: str) -> Any:
-    # Money is absent (not null) for roles outside the money tier.
-    return Field(default=None, exclude_if=lambda value: value is None, description=description)
-
-
 class OrderLineOut(Reply):
     grade: str
     quantity: int = Field(description="Eggs.")
@@ -526,7 +586,7 @@ class OrderPage(Reply):
     next_cursor: str | None
 
 
-def _order_item(order: order_selectors.OrderView, *, money: bool) -> OrderItem:
+def _order_item(order: order_selectors.OrderView) -> OrderItem:
     settlement = order.settlement
     return OrderItem(
         order_id=order.order_id,
@@ -535,7 +595,7 @@ def _order_item(order: order_selectors.OrderView, *, money: bool) -> OrderItem:
         customer_name=order.customer_name,
         status=order.status,
         order_date=order.order_date,
-        total=MoneyOut.of(order.total) if money else None,
+        total=_money_out(order.total),
         paid=MoneyOut.of(settlement.paid) if settlement is not None else None,
         outstanding=(
             MoneyOut.of(settlement.outstanding)
@@ -547,8 +607,8 @@ def _order_item(order: order_selectors.OrderView, *, money: bool) -> OrderItem:
                 OrderLineOut(
                     grade=line.grade_name,
                     quantity=line.quantity,
-                    unit_price=MoneyOut.of(line.unit_price) if money else None,
-                    line_total=MoneyOut.of(line.line_total) if money else None,
+                    unit_price=_money_out(line.unit_price),
+                    line_total=_money_out(line.line_total),
                 )
                 for line in order.lines
             ]
@@ -560,14 +620,21 @@ def _order_item(order: order_selectors.OrderView, *, money: bool) -> OrderItem:
 
 @tool(
     name="cluck_list_orders",
+    errors={
+        **_BAD_CURSOR,
+        "SalesOrder.NotFound": "No order of this farm has that orderId.",
+        "Customer.NotFound": "No customer has that name or id.",
+        "Customer.Ambiguous": "Several customers have that name: pass the id (data.candidates).",
+    },
     read_only=True,
     policy=SALES_FLOW,
     mirrors=("sales-order-list", "sales-order-detail"),
     title="List sales orders",
     description=(
         "Sales orders, newest first, optionally for one customer (name or id) and status; pass "
-        "orderId to get one order with its lines. Money fields (total, paid, outstanding) "
-        'appear only for owners, managers and sales staff, as {"amount", "currency"}.'
+        "orderId to get one order with its lines. Money fields (total, paid, outstanding, "
+        "and the lines' unitPrice and lineTotal) appear only for owners, managers and sales "
+        'staff, as {"amount", "currency"}.'
     ),
 )
 def list_orders(
@@ -581,13 +648,11 @@ def list_orders(
     cursor: Cursor = None,
 ) -> OrderPage:
     caller = _caller(ctx)
-    # The money tier is a policy decision, made by the same function the REST routes use.
-    money = evaluate(SALES_ACCESS, ctx.actor)
+    # Money fields come only for the money tier: the selector decides (Caller.sees_money),
+    # exactly as for the REST routes.
     if order_id is not None:
-        order = order_selectors.sales_order_get(
-            caller=caller, order_id=order_id, include_settlement=money
-        )
-        return OrderPage(orders=[_order_item(order, money=money)], complete=True, next_cursor=None)
+        order = order_selectors.sales_order_get(caller=caller, order_id=order_id)
+        return OrderPage(orders=[_order_item(order)], complete=True, next_cursor=None)
     customer_id = None
     if customer is not None:
         customer_id = customer_selectors.customer_resolve(caller=caller, name_or_id=customer).pk
@@ -597,10 +662,9 @@ def list_orders(
         customer_id=customer_id,
         limit=limit,
         cursor_position=decode_cursor(cursor, keys=order_selectors.ORDER_CURSOR_KEYS),
-        include_settlement=money,
     )
     return OrderPage(
-        orders=[_order_item(order, money=money) for order in page.items],
+        orders=[_order_item(order) for order in page.items],
         complete=page.complete,
         next_cursor=_next_cursor(page.next_position),
     )
@@ -622,6 +686,7 @@ class ReceivablesPage(Reply):
 
 @tool(
     name="cluck_read_receivables",
+    errors=_BAD_CURSOR,
     read_only=True,
     policy=SALES_ACCESS,
     mirrors="customer-balance-list",

@@ -7,16 +7,20 @@ runs on an embedded PostgreSQL under ``var/``; ``DATABASE_URL=sqlite:///...`` al
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import dj_database_url
 import django_stubs_ext
 
+from cluck.devdb import var_dir
+from tenancy.oauth.defaults import oauth2_provider_settings
+
 # Lets runtime code write admin.ModelAdmin[Model] and friends, as the type stubs do.
 django_stubs_ext.monkeypatch()
 
 BASE_DIR = Path(__file__).resolve().parent.parent
-VAR_DIR = BASE_DIR / "var"
+VAR_DIR = var_dir()  # var/, or $CLUCK_VAR_DIR
 
 
 def _env_bool(name: str, default: bool) -> bool:
@@ -34,11 +38,51 @@ def _env_list(name: str, default: list[str]) -> list[str]:
 
 
 DEBUG = _env_bool("DEBUG", False)
-# The development default is only usable on a loopback server; production sets SECRET_KEY.
-SECRET_KEY = os.environ.get(
-    "SECRET_KEY", "cluck-dev-insecure-key-change-me-in-production-0123456789"
-)
-ALLOWED_HOSTS = _env_list("ALLOWED_HOSTS", ["127.0.0.1", "localhost", "[::1]", "testserver"])
+LOOPBACK_HOSTS = ["127.0.0.1", "localhost", "[::1]", "testserver"]
+ALLOWED_HOSTS = _env_list("ALLOWED_HOSTS", LOOPBACK_HOSTS)
+
+
+def _installation_secret_key(path: Path) -> str:
+    """This installation's own key: generated once into ``path`` (mode 0600), then reused.
+
+    Written to a temporary file and linked into place, so processes starting together all
+    read the one key that won.
+    """
+    from django.core.management.utils import get_random_secret_key
+
+    if not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(dir=path.parent, prefix=".secret_key.")
+        try:
+            with os.fdopen(fd, "w") as handle:  # mkstemp creates it 0600
+                handle.write(get_random_secret_key())
+            try:
+                os.link(temporary, path)
+            except FileExistsError:
+                pass  # another process was first: use its key
+        finally:
+            os.unlink(temporary)
+    return path.read_text().strip()
+
+
+# SECRET_KEY signs sessions (the admin), password resets and CSRF tokens. Decision: a server
+# reachable under any name but loopback (ALLOWED_HOSTS beyond LOOPBACK_HOSTS) is production
+# and refuses to start without SECRET_KEY in its environment, DEBUG or not; a loopback one
+# (./scripts/serve, tests) uses a key generated for this installation under var/. No key is
+# committed to the repository.
+SECRET_KEY = os.environ.get("SECRET_KEY", "")
+SECRET_KEY_FILE: Path | None = None
+if not SECRET_KEY:
+    if set(ALLOWED_HOSTS) - set(LOOPBACK_HOSTS):
+        from django.core.exceptions import ImproperlyConfigured
+
+        raise ImproperlyConfigured(
+            "SECRET_KEY is not set. A server for hosts other than loopback "
+            f"({', '.join(sorted(set(ALLOWED_HOSTS) - set(LOOPBACK_HOSTS)))}) needs its own: "
+            "set SECRET_KEY in the environment (50+ random characters)."
+        )
+    SECRET_KEY_FILE = VAR_DIR / "secret_key"
+    SECRET_KEY = _installation_secret_key(SECRET_KEY_FILE)
 
 INSTALLED_APPS = [
     "django.contrib.admin",
@@ -49,8 +93,13 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "drf_spectacular",
+    "drf_spectacular_sidecar",  # Swagger UI and Redoc served from here, not a CDN
     "django_ratelimit",
     "tenancy",
+    # OAuth 2.1 sign-in for MCP clients (Claude connectors): django-oauth-toolkit as the
+    # authorization server, tenancy.oauth as its glue to tenancy.
+    "oauth2_provider",
+    "tenancy.oauth",
     "idempotency",
     "mcp_tools",
     "a2a_tools",
@@ -106,6 +155,9 @@ def _database_url() -> str:
 DATABASES = {"default": dj_database_url.parse(_database_url(), conn_max_age=0)}
 DATABASES["default"].setdefault("TEST", {})
 if "postgresql" in DATABASES["default"]["ENGINE"]:
+    # Django's backend, with pooled connections probed before use (cluck/postgres/base.py):
+    # after a PostgreSQL restart the very first request succeeds.
+    DATABASES["default"]["ENGINE"] = "cluck.postgres"
     _options = DATABASES["default"].setdefault("OPTIONS", {})
     # A per-process psycopg pool: MCP tools run in worker threads, so one MCP call uses two
     # threads' connections; without a pool each would pay a fresh PostgreSQL connection.
@@ -113,7 +165,14 @@ if "postgresql" in DATABASES["default"]["ENGINE"]:
         _options["pool"] = {
             "min_size": 2,
             "max_size": int(os.environ.get("CLUCK_DB_POOL_MAX", "20")),
-            "timeout": 10,
+            # How long a request waits for a connection (pool exhausted, or the database
+            # unreachable) before its 503.
+            "timeout": float(os.environ.get("CLUCK_DB_POOL_TIMEOUT", "5")),
+            # A failed background connection attempt is retried for half a second, not with
+            # growing back-off for 5 minutes: while PostgreSQL is down the pool then opens a
+            # connection when a request asks for one, so the first request after it returns
+            # gets a connection at once instead of waiting out the back-off (and a 503).
+            "reconnect_timeout": 0.5,
         }
     # Server-side binding lets psycopg prepare a statement after a few runs on a connection, so
     # the hot queries (token check, idempotency claim) skip PostgreSQL's planner. Turn it off
@@ -155,6 +214,7 @@ USE_TZ = True
 
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
+CLUCK_SERVE_STATIC = _env_bool("CLUCK_SERVE_STATIC", True)
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": ["tenancy.authentication.TenancyAuthentication"],
@@ -170,6 +230,11 @@ REST_FRAMEWORK = {
 }
 
 SPECTACULAR_SETTINGS = {
+    # Swagger UI and Redoc from the drf-spectacular-sidecar package, served by this server
+    # (cluck/urls.py), never swagger-ui-dist@latest from a CDN.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
     "TITLE": "Cluck API",
     "DESCRIPTION": "The poultry-farm reference API behind Cluck's tenant-scoped MCP tools.",
     "VERSION": "1.0.0",
@@ -191,6 +256,33 @@ TENANCY_TENANT_NOUN = "farm"
 TENANCY_ROW_NOUN = "flock"
 TENANCY_ROW_SCOPE_RESOLVER = "cluck.scope.resolve_flock_scope"
 TENANCY_PROBLEM_TYPE_BASE_URL = "https://cluck.dev/problems/"
+# Requests per membership (TenancyMiddleware; /mcp has its own), shared by every replica.
+TENANCY_API_RATE = os.environ.get("TENANCY_API_RATE", "300/m")
+
+# --- tenancy.oauth (OAuth 2.1 for MCP clients) -------------------------------------------------
+# CLUCK_PUBLIC_URL is the public HTTPS origin (e.g. https://farm.example): the OAuth issuer, and
+# with /mcp the one resource every access token is bound to. Unset (development), both are
+# derived from each request, which behind a proxy needs CLUCK_TRUST_PROXY_HEADERS.
+CLUCK_PUBLIC_URL = os.environ.get("CLUCK_PUBLIC_URL", "").rstrip("/")
+OAUTH2_PROVIDER = oauth2_provider_settings(
+    issuer=CLUCK_PUBLIC_URL or None,
+    resource=f"{CLUCK_PUBLIC_URL}/mcp" if CLUCK_PUBLIC_URL else None,
+    SCOPES={
+        "mcp:read": "Read this farm's flocks, production, stock, orders and balances",
+        "mcp:write": "Record production, customers, orders and payments in this farm",
+    },
+)
+LOGIN_URL = "oauth2_provider:sign-in"
+if CLUCK_PUBLIC_URL:
+    CSRF_TRUSTED_ORIGINS = [CLUCK_PUBLIC_URL]
+if _env_bool("CLUCK_TRUST_PROXY_HEADERS", False):
+    # Only behind a proxy that sets these headers itself (and strips clients' copies).
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
+    USE_X_FORWARDED_HOST = True
+# Test only (refused by system check tenancy_oauth.E001 on a public deployment).
+TENANCY_OAUTH_CIMD_LOOPBACK_HTTP_FOR_TESTS = _env_bool(
+    "CLUCK_OAUTH_CIMD_LOOPBACK_HTTP_FOR_TESTS", False
+)
 
 # --- idempotency -----------------------------------------------------------------------------
 IDEMPOTENCY_LEASE_SECONDS = float(os.environ.get("IDEMPOTENCY_LEASE_SECONDS", "30"))
@@ -203,8 +295,11 @@ MCP_TOOLS_SERVER_NAME = "cluck"
 MCP_TOOLS_REQUEST_THREADS = int(os.environ.get("CLUCK_REQUEST_THREADS", "32"))
 MCP_TOOLS_SERVER_VERSION = "0.1.0"
 MCP_TOOLS_ERROR_TRANSLATOR = "cluck.mcp_errors.translate_domain_error"
-# Per bearer token, django-ratelimit syntax ("300/m"); shared by every replica.
+# Per membership (every token of one member shares it), django-ratelimit syntax ("300/m");
+# shared by every replica.
 MCP_TOOLS_RATE = os.environ.get("MCP_TOOLS_RATE", "300/m")
+# Seconds a request body may take to arrive in full (mcp_tools.asgi answers 408 after).
+MCP_TOOLS_BODY_READ_SECONDS = float(os.environ.get("MCP_TOOLS_BODY_READ_SECONDS", "30"))
 MCP_TOOLS_ALLOWED_ORIGINS = _env_list(
     "MCP_TOOLS_ALLOWED_ORIGINS",
     ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],

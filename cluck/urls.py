@@ -2,10 +2,14 @@
 
 from django.conf import settings
 from django.contrib import admin
-from django.urls import include, path
+from django.contrib.staticfiles.views import serve as serve_static
+from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
 
 urlpatterns = [
+    # OAuth 2.1 for MCP clients: discovery, sign-in, consent, token, registration. Before
+    # mcp_tools.urls, whose JSON 404s answer the discovery paths nothing here serves.
+    path("", include("tenancy.oauth.urls")),
     path("", include("mcp_tools.urls")),  # POST /mcp (exactly; no slash) + OAuth probe 404s
     path("", include("a2a_tools.urls")),  # POST /a2a + /.well-known/agent-card.json
     path("admin/", admin.site.urls),
@@ -18,4 +22,20 @@ urlpatterns = [
 
 urlpatterns += [path("", include(module)) for module in settings.CLUCK_EXTRA_URLCONFS]
 
+# Static files (the API docs' Swagger UI and Redoc, the admin's CSS) straight from the apps'
+# static folders, so ./scripts/serve needs no collectstatic and no CDN. A deployment behind
+# a web server or WhiteNoise turns this off (CLUCK_SERVE_STATIC=0) and serves STATIC_ROOT.
+if settings.CLUCK_SERVE_STATIC:
+    urlpatterns += [
+        re_path(
+            rf"^{settings.STATIC_URL.lstrip('/')}(?P<path>.*)$",
+            serve_static,
+            {"insecure": True},
+        )
+    ]
+
+# Error pages in each endpoint's shape: JSON-RPC on /mcp, problem JSON under /api/.
+handler400 = "cluck.api.errors.bad_request_view"
+handler403 = "cluck.api.errors.permission_denied_view"
 handler404 = "cluck.api.errors.not_found_view"
+handler500 = "cluck.api.errors.server_error_view"

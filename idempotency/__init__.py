@@ -2,11 +2,18 @@
 
 Public surface (import-safe; no models): the port (``IdempotentUnit`` and its scope, work
 results and outcomes), the fingerprint helpers every adapter uses instead of hashing by hand,
-and the view markers. The HTTP adapter is ``idempotency.middleware.IdempotencyMiddleware``; the
+the key rule every adapter checks (``key_problem``, ``KEY_PATTERN``, ``max_key_length``), and
+the view markers. The HTTP adapter is ``idempotency.middleware.IdempotencyMiddleware``; the
 model is ``idempotency.models.IdempotencyRecord``.
 """
 
-from idempotency.fingerprint import fingerprint_bytes, fingerprint_json, sha256_hex
+from idempotency.fingerprint import (
+    bound_fingerprint,
+    fingerprint_bytes,
+    fingerprint_json,
+    sha256_hex,
+)
+from idempotency.keys import KEY_PATTERN, key_problem, max_key_length
 from idempotency.markers import (
     ExemptView,
     exempt_views,
@@ -27,6 +34,7 @@ from idempotency.unit import (
 )
 
 __all__ = [
+    "KEY_PATTERN",
     "Executed",
     "ExemptView",
     "Failure",
@@ -37,11 +45,14 @@ __all__ = [
     "Outcome",
     "Replayed",
     "Success",
+    "bound_fingerprint",
     "exempt_views",
     "exemption_of",
     "fingerprint_bytes",
     "fingerprint_json",
     "handles_own_idempotency",
+    "key_problem",
+    "max_key_length",
     "never_replay",
     "sha256_hex",
 ]

@@ -20,8 +20,13 @@ _DURATIONS = (
     ("RETENTION_HOURS", False, "idempotency.E004"),
 )
 _FUNCTIONS = (
-    ("TENANT_ID_FUNCTION", "idempotency.E005"),
-    ("USER_ID_FUNCTION", "idempotency.E006"),
+    ("TENANT_ID_FUNCTION", "idempotency.E005", "f(request) -> str | None"),
+    ("USER_ID_FUNCTION", "idempotency.E006", "f(request) -> str | None"),
+    (
+        "AUTHORIZE_FUNCTION",
+        "idempotency.E009",
+        "f(request, view_func, view_args, view_kwargs) -> HttpResponse | None",
+    ),
 )
 
 
@@ -39,7 +44,7 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckM
                     id=check_id,
                 )
             )
-    for name, check_id in _FUNCTIONS:
+    for name, check_id, signature in _FUNCTIONS:
         value = conf.get(name)
         if callable(value):
             continue
@@ -51,7 +56,7 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckM
             messages.append(
                 checks.Error(
                     f"IDEMPOTENCY_{name} ({value!r}) is not an importable callable.",
-                    hint="A dotted path to f(request) -> str | None.",
+                    hint=f"A dotted path to {signature}.",
                     id=check_id,
                 )
             )

@@ -21,8 +21,12 @@ DEFAULTS: dict[str, Any] = {
     "RETENTION_HOURS": 48.0,
     # ``f(request) -> str | None``: the tenant an HTTP write belongs to; None = not tracked.
     "TENANT_ID_FUNCTION": "idempotency.middleware.tenant_id_from_request",
-    # ``f(request) -> str | None``: the user whose own namespace a USER_SCOPED path writes in.
+    # ``f(request) -> str | None``: the acting user, bound into every fingerprint (a stored
+    # response is replayed to its own author only) and the owner of a USER_SCOPED key space.
     "USER_ID_FUNCTION": "idempotency.middleware.user_id_from_request",
+    # ``f(request, view_func, view_args, view_kwargs) -> HttpResponse | None``: the view's own
+    # authorization, run before any claim or replay; a response is the refusal to send.
+    "AUTHORIZE_FUNCTION": "idempotency.middleware.authorize_view",
     # Paths (segment prefixes, case-insensitive) whose keys are scoped per user, not per tenant.
     "USER_SCOPED_PATH_PREFIXES": ("/api/v1/me",),
     "MAX_KEY_LENGTH": 255,

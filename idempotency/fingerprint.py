@@ -26,3 +26,14 @@ def fingerprint_json(obj: Any) -> str:
     """SHA-256 of the canonical JSON of ``obj`` (for adapters whose request is a value, e.g. MCP
     tool arguments). Raises ``TypeError`` for values JSON cannot represent."""
     return fingerprint_bytes(canonical_json(obj).encode("utf-8"))
+
+
+def bound_fingerprint(request_digest: str, *, user_id: str | None) -> str:
+    """The fingerprint an adapter stores: the request's own digest bound to the acting user.
+
+    Every adapter uses it (HTTP: the body's digest; MCP: the validated arguments' digest), so a
+    stored result is only ever replayed to the member who made the original request; another
+    member sending the same key and the same request is refused as a reused key. ``user_id``
+    ``None`` (no person behind the request) is its own, single caller.
+    """
+    return fingerprint_json({"request": request_digest, "user": user_id})

@@ -84,6 +84,24 @@ def exemption_of(view_func: Any, method: str | None = None) -> Exemption | None:
     return None
 
 
+def view_class_of(view_func: Any, method: str) -> tuple[type[Any], dict[str, Any]] | None:
+    """The class behind ``view_func`` for ``method`` and its ``as_view`` keyword arguments:
+    ``view_func.cls`` (DRF), ``view_func.view_class`` (Django), or the class a
+    ``method_routes`` dispatcher routes ``method`` to. ``None`` for a plain function view."""
+    routes = getattr(view_func, "method_routes", None)
+    if routes is not None:
+        routed = routes.view_for_method(method)
+        if routed is None:
+            return None
+        if isinstance(routed, type):
+            return routed, {}
+        view_func = routed
+    view_class = getattr(view_func, "cls", None) or getattr(view_func, "view_class", None)
+    if not isinstance(view_class, type):
+        return None
+    return view_class, dict(getattr(view_func, "initkwargs", None) or {})
+
+
 @dataclass(frozen=True)
 class ExemptView:
     route: str  # the URL pattern, e.g. "api/v1/auth/login/"

@@ -2,10 +2,14 @@
 
 Scope (brief §4.3): operation key = SHA-256 of ``"METHOD:PATH"`` (the path exactly as received,
 no query string), caller key = SHA-256 of the header value (of ``"<user id>:<value>"`` under the
-user-scoped prefixes, ``/api/v1/me``), fingerprint = SHA-256 of the raw body.
+user-scoped prefixes, ``/api/v1/me``), fingerprint = the raw body's SHA-256 bound to the acting
+user (``bound_fingerprint``, as in the MCP adapter). The view's own permission checks
+(``IDEMPOTENCY_AUTHORIZE_FUNCTION``) run before the claim: nothing is claimed, waited on or
+replayed for a caller the view would refuse.
 
-Status contract (IETF ``Idempotency-Key`` draft): missing key → 400 ``Idempotency.KeyRequired``;
-over-long key → 400 ``Idempotency.KeyInvalid``; same key, other body → 422
+Status contract (IETF ``Idempotency-Key`` draft): missing or blank key → 400
+``Idempotency.KeyRequired``; a key breaking ``idempotency.keys`` (too long, a character outside
+visible ASCII) → 400 ``Idempotency.KeyInvalid``; same key, other body or other user → 422
 ``Idempotency.KeyReused``; live competitor past the wait budget → 409 ``Idempotency.InProgress``
 with ``Retry-After``; replay → the stored status, content type and body with
 ``Idempotent-Replayed: true``. Only 2xx responses are published; anything else rolls the
@@ -30,8 +34,9 @@ from django.http.request import RawPostDataException
 from django.utils.deprecation import MiddlewareMixin
 
 from idempotency import conf
-from idempotency.fingerprint import fingerprint_bytes, sha256_hex
-from idempotency.markers import exemption_of
+from idempotency.fingerprint import bound_fingerprint, fingerprint_bytes, sha256_hex
+from idempotency.keys import KEY_REQUIRED, key_problem
+from idempotency.markers import exemption_of, view_class_of
 from idempotency.unit import (
     Executed,
     Failure,
@@ -105,6 +110,39 @@ def user_id_from_request(request: HttpRequest) -> str | None:
     user = getattr(request, "user", None)
     if user is not None and getattr(user, "is_authenticated", False):
         return str(user.pk)
+    return None
+
+
+def authorize_view(
+    request: HttpRequest, view_func: Callable[..., Any], view_args: Any, view_kwargs: Any
+) -> HttpResponseBase | None:
+    """Default ``IDEMPOTENCY_AUTHORIZE_FUNCTION``: a DRF view's own permission checks.
+
+    Run before the claim, so a caller the view would refuse is refused the same way (the
+    view's exception handler renders the 401/403) before any replay, any wait on a competing
+    claim and any ``KeyReused``. Duck-typed (no DRF import): a view class offering
+    ``initialize_request``/``check_permissions``/``handle_exception``/``finalize_response``.
+    Anything else (a plain Django view) authorizes inside itself; ``None`` lets it through.
+    Only ``has_permission`` runs here: object permissions and throttles stay in the view.
+    """
+    found = view_class_of(view_func, request.method or "")
+    if found is None:
+        return None
+    view_class, initkwargs = found
+    needed = ("initialize_request", "check_permissions", "handle_exception", "finalize_response")
+    if not all(callable(getattr(view_class, name, None)) for name in needed):
+        return None
+    view = view_class(**initkwargs)
+    view.args, view.kwargs = view_args, view_kwargs
+    drf_request = view.initialize_request(request, *view_args, **view_kwargs)
+    view.request = drf_request
+    view.headers = dict(getattr(view, "default_response_headers", {}))
+    try:
+        view.format_kwarg = view.get_format_suffix(**view_kwargs)
+        view.check_permissions(drf_request)
+    except Exception as exc:  # the view's handler decides what it means (401, 403, ...)
+        response = view.handle_exception(exc)
+        return _buffered(view.finalize_response(drf_request, response, *view_args, **view_kwargs))
     return None
 
 
@@ -196,21 +234,28 @@ class IdempotencyMiddleware(MiddlewareMixin):
             # Anonymous requests are not tracked (their tenant is unknown).
             return None
         raw_key = request.headers.get(HEADER)
-        if raw_key is None or not raw_key.strip():
+        problem = key_problem(raw_key)
+        if problem is not None:
+            code, detail = problem
             return problem_response(
                 request=request,
                 status=400,
-                code="Idempotency.KeyRequired",
-                title="Idempotency-Key header is required for write requests.",
+                code=code,
+                title=(
+                    "Idempotency-Key header is required for write requests."
+                    if code == KEY_REQUIRED
+                    else "Idempotency-Key is not a valid key."
+                ),
+                detail=detail,
             )
-        if len(raw_key) > int(conf.get("MAX_KEY_LENGTH")):
-            return problem_response(
-                request=request,
-                status=400,
-                code="Idempotency.KeyInvalid",
-                title="Idempotency-Key is too long.",
-                detail=f"At most {conf.get('MAX_KEY_LENGTH')} characters.",
-            )
+        assert raw_key is not None
+        # Authorization before any claim or replay (brief §5.10: authorization → idempotency):
+        # a stored response only ever goes back to a caller allowed to make the request.
+        refusal = conf.get_function("AUTHORIZE_FUNCTION")(
+            request, view_func, view_args, view_kwargs
+        )
+        if refusal is not None:
+            return refusal
         try:
             body = request.body
         except RawPostDataException:
@@ -221,11 +266,17 @@ class IdempotencyMiddleware(MiddlewareMixin):
                 code="Idempotency.BodyUnavailable",
                 title="The request body could not be read for its fingerprint.",
             )
+        user_id = conf.get_function("USER_ID_FUNCTION")(request)
         scope = IdempotencyScope(
             tenant_id=str(tenant_id),
             operation_key=sha256_hex(f"{method}:{request.path}"),
             caller_key=caller_key_for(request, raw_key),
-            fingerprint=fingerprint_bytes(body),
+            # The acting user is part of the request (as in the MCP adapter): another member
+            # sending the same key and body is refused as a reused key, never handed the
+            # first member's stored response.
+            fingerprint=bound_fingerprint(
+                fingerprint_bytes(body), user_id=None if user_id is None else str(user_id)
+            ),
         )
         return self._run(scope, request, view_func, view_args, view_kwargs)
 

@@ -12,6 +12,7 @@ needs no lifespan support. Django's own ``get_asgi_application`` works too, only
 
 from __future__ import annotations
 
+import asyncio
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -22,6 +23,69 @@ from django.db import close_old_connections
 from django.http import HttpRequest, HttpResponseBase
 
 from mcp_tools import conf
+from mcp_tools.middleware import (
+    SCOPE_KEY,
+    refusal,
+    route_of,
+    too_large,
+    view_body_cap,
+    wants_jsonrpc,
+)
+
+
+class _BodyRefusedError(Exception):
+    """The body broke its bound while being read; answered before Django sees the request."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status, self.code, self.message = status, code, message
+
+
+class _CappedReceive:
+    """``receive`` that stops at the route's cap and at the body deadline.
+
+    Django's ``read_body`` spools the whole body before any middleware runs; wrapped in
+    this, it stops reading at ``limit + 1`` bytes (413) or when the deadline passes (408).
+    Once the body is complete, messages (the disconnect) pass straight through.
+    """
+
+    __slots__ = ("receive", "limit", "deadline", "received", "complete")
+
+    def __init__(self, receive: Any, limit: int, deadline: float) -> None:
+        self.receive = receive
+        self.limit = limit
+        self.deadline = deadline
+        self.received = 0
+        self.complete = False
+
+    async def __call__(self) -> Any:
+        if self.complete:
+            return await self.receive()
+        try:
+            async with asyncio.timeout_at(self.deadline):
+                message = await self.receive()
+        except TimeoutError:
+            raise _BodyRefusedError(
+                408, "Http.BodyTimeout", "Request body not received in time"
+            ) from None
+        if message["type"] == "http.request":
+            self.received += len(message.get("body", b""))
+            if self.received > self.limit:
+                raise _BodyRefusedError(*too_large(self.limit))
+            self.complete = not message.get("more_body", False)
+        return message
+
+
+def _content_length(scope: Any) -> int | None:
+    """The declared length; ``-1`` when present but not a non-negative integer."""
+    for name, value in scope.get("headers", ()):
+        if name == b"content-length":
+            try:
+                length = int(value)
+            except ValueError:
+                return -1
+            return length if length >= 0 else -1
+    return None
 
 
 class SyncMiddlewareASGIHandler(ASGIHandler):
@@ -51,6 +115,48 @@ class SyncMiddlewareASGIHandler(ASGIHandler):
         if scope["type"] != "http":
             raise ValueError(f"Django can only handle ASGI/HTTP connections, not {scope['type']}.")
         await self.handle(scope, receive, send)
+
+    async def handle(self, scope: Any, receive: Any, send: Any) -> None:
+        """Refuse a body over its route's cap before reading it, then serve as Django does.
+
+        Django's ``read_body`` would spool any body to a temporary file before a middleware
+        could look at it. Here the route's cap (``mcp_tools.middleware.view_body_cap``) is
+        known first: a declared ``Content-Length`` over it is answered 413 at once, unread;
+        a chunked body is cut off at the cap; a body still incomplete after
+        ``MCP_TOOLS_BODY_READ_SECONDS`` is answered 408. Each refusal closes the connection.
+        """
+        declared = _content_length(scope)
+        view = None
+        if declared or scope.get("method") not in ("GET", "HEAD", "OPTIONS"):
+            view = route_of(scope["path"].removeprefix(scope.get("root_path", "")))
+        limit = view_body_cap(view)
+        jsonrpc = wants_jsonrpc(view)
+        if declared == -1:
+            await self._refuse(
+                send, 400, "Http.InvalidContentLength", "Invalid Content-Length", jsonrpc
+            )
+            return
+        if declared is not None and declared > limit:
+            await self._refuse(send, *too_large(limit), jsonrpc)
+            return
+        deadline = asyncio.get_running_loop().time() + float(conf.get("BODY_READ_SECONDS"))
+        capped = _CappedReceive(receive, limit, deadline)
+        try:
+            await super().handle({**scope, SCOPE_KEY: limit}, capped, send)
+        except _BodyRefusedError as refused:
+            await self._refuse(send, refused.status, refused.code, refused.message, jsonrpc)
+
+    @staticmethod
+    async def _refuse(send: Any, status: int, code: str, message: str, jsonrpc: bool) -> None:
+        body, content_type = refusal(status, code, message, jsonrpc=jsonrpc)
+        headers = [
+            (b"content-type", content_type.encode()),
+            (b"content-length", str(len(body)).encode()),
+            # The rest of the body is never read: the connection cannot carry another request.
+            (b"connection", b"close"),
+        ]
+        await send({"type": "http.response.start", "status": status, "headers": headers})
+        await send({"type": "http.response.body", "body": body})
 
     async def get_response_async(self, request: HttpRequest) -> HttpResponseBase:
         serve = sync_to_async(self._serve, thread_sensitive=False, executor=self.request_threads)

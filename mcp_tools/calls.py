@@ -21,6 +21,7 @@ from pydantic import BaseModel, ValidationError
 
 from mcp_tools import _jsonrpc, conf
 from mcp_tools.context import CallContext
+from mcp_tools.error_pages import database_unavailable
 from mcp_tools.exceptions import ToolError, ToolFailure
 from mcp_tools.registry import IDEMPOTENCY_KEY_FIELD, REPLAYED_FIELD, ToolSpec
 
@@ -180,16 +181,82 @@ def _summarise(exc: ValidationError) -> list[dict[str, str]]:
     return summary
 
 
-def validate_arguments(spec: ToolSpec, arguments: dict[str, Any]) -> BaseModel | dict[str, Any]:
-    """The validated argument model, or an ``isError`` result describing what is wrong."""
+def _as_wire_json(value: Any, path: tuple[str, ...] = ()) -> tuple[Any, list[dict[str, str]]]:
+    """The arguments as the JSON Schema sees them, and every string that cannot be stored.
+
+    A number with no fractional part (``1.0``) is the integer it equals (JSON Schema's
+    ``integer`` admits it), so it becomes ``1``; strings (object keys included) holding NUL or
+    a lone surrogate are reported — neither survives the trip into a database (PostgreSQL
+    text refuses both) or out as UTF-8, so they are refused at the boundary, for every tool,
+    before any tool code runs.
+    """
+    problems: list[dict[str, str]] = []
+
+    def walk(node: Any, where: tuple[str, ...]) -> Any:
+        if isinstance(node, str):
+            field = ".".join(where) or "(arguments)"
+            if "\x00" in node:
+                problems.append(
+                    {
+                        "field": field,
+                        "code": "string_contains_nul",
+                        "message": "Text may not contain the NUL character (U+0000).",
+                    }
+                )
+            elif not _is_utf8(node):
+                problems.append(
+                    {
+                        "field": field,
+                        "code": "string_not_unicode",
+                        "message": "Text must be valid Unicode (no lone surrogates).",
+                    }
+                )
+            return node
+        if isinstance(node, float) and node.is_integer():
+            return int(node)
+        if isinstance(node, dict):
+            copied = {}
+            for key, child in node.items():
+                walk(key, where)
+                copied[key] = walk(child, (*where, str(key)))
+            return copied
+        if isinstance(node, list):
+            return [walk(child, (*where, str(index))) for index, child in enumerate(node)]
+        return node
+
+    # The envelope parser bounds the depth (MCP_TOOLS_MAX_JSON_DEPTH), so recursion is safe.
+    normalized = walk(value, path)
+    return normalized, sorted(problems, key=lambda problem: problem["field"])
+
+
+def _is_utf8(text: str) -> bool:
     try:
-        return spec.args_model.model_validate(arguments)
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def _invalid(errors: list[dict[str, str]]) -> dict[str, Any]:
+    listed = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
+    return error_result(CODE_INVALID_ARGUMENTS, f"Invalid arguments: {listed}", {"errors": errors})
+
+
+def validate_arguments(spec: ToolSpec, arguments: dict[str, Any]) -> BaseModel | dict[str, Any]:
+    """The validated argument model, or an ``isError`` result describing what is wrong.
+
+    Strict: what the published ``inputSchema`` says is what is accepted. The arguments are
+    validated as the JSON they arrived as, in pydantic's strict mode: no coercion (``true`` is
+    not 1, ``"1"`` is not 1, ``0`` is not a date) and a date is a ``YYYY-MM-DD`` string only
+    (JSON has no date type). Strings holding NUL or lone surrogates are refused first.
+    """
+    wire, unstorable = _as_wire_json(arguments)
+    if unstorable:
+        return _invalid(unstorable)
+    try:
+        return spec.args_model.model_validate_json(_jsonrpc.dumps(wire), strict=True)
     except ValidationError as exc:
-        errors = _summarise(exc)
-        listed = "; ".join(f"{e['field']}: {e['message']}" for e in errors)
-        return error_result(
-            CODE_INVALID_ARGUMENTS, f"Invalid arguments: {listed}", {"errors": errors}
-        )
+        return _invalid(_summarise(exc))
 
 
 def _invoke(spec: ToolSpec, ctx: CallContext, validated: BaseModel) -> Any:
@@ -240,6 +307,8 @@ def run_read(spec: ToolSpec, ctx: CallContext, validated: BaseModel) -> dict[str
     try:
         return success_result(spec, _invoke(spec, ctx, validated))
     except Exception as exc:
+        if database_unavailable(exc):
+            raise  # not the tool's failure: the endpoint answers 503 (mcp_tools.error_pages)
         failure = translate(exc)
         if failure is not None:
             return failure_result(failure)
@@ -266,9 +335,12 @@ def run_write(spec: ToolSpec, ctx: CallContext, validated: BaseModel) -> dict[st
         # adapters' caller keys identical is what makes guard 19 (HTTP and MCP never alias)
         # a real test of the operation-key namespaces.
         caller_key=port.sha256_hex(key),
-        # The acting user is part of the request: a second member reusing the key is refused
-        # (KeyReused), never handed the first member's result.
-        fingerprint=port.fingerprint_json({"arguments": arguments, "user": ctx.user_id}),
+        # The acting user is part of the request, bound exactly as the HTTP adapter binds it: a
+        # second member reusing the key is refused (KeyReused), never handed the first
+        # member's result.
+        fingerprint=port.bound_fingerprint(
+            port.fingerprint_json(arguments), user_id=str(ctx.user_id)
+        ),
     )
 
     def work() -> Any:
@@ -283,7 +355,9 @@ def run_write(spec: ToolSpec, ctx: CallContext, validated: BaseModel) -> dict[st
 
     try:
         outcome = port.IdempotentUnit().run(scope, work)
-    except Exception:
+    except Exception as exc:
+        if database_unavailable(exc):
+            raise  # nothing committed; the client retries the same key after the 503
         logger.exception("MCP tool %s failed (request %s)", spec.name, ctx.request_id)
         return internal_error_result(spec, ctx.request_id)
     if isinstance(outcome, port.Executed):

@@ -16,6 +16,12 @@ DEFAULTS: dict[str, Any] = {
     "ALLOWED_ORIGINS": ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*"],
     # One JSON-RPC message is small; 32 KiB bounds parsing work before anything else runs.
     "MAX_BODY_BYTES": 32 * 1024,
+    # Every route without its own ``body_cap`` (REST, admin, ...). Django itself would buffer
+    # up to DATA_UPLOAD_MAX_MEMORY_SIZE, and under ASGI spool any size to a temp file first.
+    "DEFAULT_MAX_BODY_BYTES": 1024 * 1024,
+    # mcp_tools.asgi: the whole body must arrive within this many seconds of the request
+    # head (408 otherwise), so a client trickling bytes cannot hold a request thread's slot.
+    "BODY_READ_SECONDS": 30.0,
     "MAX_JSON_DEPTH": 32,
     "MAX_JSON_NODES": 4096,
     "MAX_ID_LENGTH": 128,
@@ -35,6 +41,11 @@ DEFAULTS: dict[str, Any] = {
     "INSTRUCTIONS": None,
     # mcp_tools.asgi: threads serving requests' synchronous middleware (one per request).
     "REQUEST_THREADS": 32,
+    # OAuth scopes a credential narrowed by scopes (tenancy's ``actor.scopes``) needs: every
+    # tools/call needs READ_SCOPE; a write tool needs WRITE_SCOPE as well. A credential
+    # without scopes (a personal token) is decided by its role alone.
+    "READ_SCOPE": "mcp:read",
+    "WRITE_SCOPE": "mcp:write",
 }
 
 

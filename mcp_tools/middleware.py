@@ -1,61 +1,132 @@
-"""``BodyCapMiddleware``: refuse oversized MCP bodies with 413 before authentication.
+"""Request body caps per route, and ``BodyCapMiddleware`` that enforces them under WSGI.
 
-It sits right after ``SecurityMiddleware``, so a 10 MB body never reaches the token lookup or
-a JSON parser. It applies to views that carry the ``body_cap`` marker (metadata, never a path
-list): the Content-Length is checked first, then the bytes actually read, so a chunked or
-lying request cannot slip past the declared length.
+Every route has a cap: a view carrying the ``body_cap`` marker (metadata, never a path list)
+has its own — ``/mcp`` takes ``MCP_TOOLS_MAX_BODY_BYTES`` (32 KiB) — and every other route,
+REST included, ``MCP_TOOLS_DEFAULT_MAX_BODY_BYTES`` (1 MiB).
+
+Under ``mcp_tools.asgi`` the cap is enforced by the ASGI handler *before* Django reads the
+body: a declared ``Content-Length`` over the cap is refused at once, a chunked body is cut off
+at the cap. The handler marks the request, and this middleware then has nothing to do. Under
+WSGI (``runserver``) or Django's own ASGI handler the body has already been buffered by the
+server; the middleware still refuses it with 413, by Content-Length first and then by the
+bytes actually read, before anything reads the token or parses JSON.
 """
 
 from __future__ import annotations
 
 import io
 from collections.abc import Awaitable, Callable
-from typing import Any, Final, TypeVar
+from typing import Any, Final, TypeVar, overload
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.http import HttpRequest, HttpResponse
 from django.urls import Resolver404, resolve
 
 from mcp_tools import _jsonrpc, conf
+from tenancy.problems import problem_body
 
 F = TypeVar("F", bound=Callable[..., Any])
 MARKER: Final = "mcp_tools_body_cap"
+# The view answers its errors as JSON-RPC (``/mcp``); any other route answers problem JSON.
+JSONRPC_ERRORS: Final = "mcp_tools_jsonrpc_errors"
+# Set in the ASGI scope by mcp_tools.asgi once it has enforced the route's cap.
+SCOPE_KEY: Final = "mcp_tools.body_cap"
 
 
-def body_cap(view: F) -> F:
-    """Mark ``view`` as capped at ``MCP_TOOLS_MAX_BODY_BYTES``."""
-    setattr(view, MARKER, True)
+@overload
+def body_cap(view: F) -> F: ...
+@overload
+def body_cap(*, max_bytes: int) -> Callable[[F], F]: ...
+def body_cap(view: F | None = None, *, max_bytes: int | None = None) -> Any:
+    """Cap ``view``'s request body: bare, at ``MCP_TOOLS_MAX_BODY_BYTES``; or at ``max_bytes``.
+
+    Unmarked views get ``MCP_TOOLS_DEFAULT_MAX_BODY_BYTES``.
+    """
+
+    def mark(target: F) -> F:
+        setattr(target, MARKER, True if max_bytes is None else int(max_bytes))
+        return target
+
+    return mark(view) if view is not None else mark
+
+
+def jsonrpc_errors(view: F) -> F:
+    """Mark ``view`` as a JSON-RPC endpoint: refusals before it runs are JSON-RPC errors."""
+    setattr(view, JSONRPC_ERRORS, True)
     return view
 
 
-def _too_large(limit: int) -> HttpResponse:
-    body = _jsonrpc.error_bytes(None, -32600, f"Request body exceeds {limit} bytes")
-    return HttpResponse(body, status=413, content_type="application/json")
+def _marker(view: Any, name: str) -> Any:
+    value = getattr(view, name, None)
+    if value is None:
+        view_class = getattr(view, "cls", None) or getattr(view, "view_class", None)
+        value = getattr(view_class, name, None)
+    return value
 
 
-def _capped(request: HttpRequest) -> bool:
+def view_body_cap(view: Any) -> int:
+    """The body cap of ``view`` (``None``: an unresolvable path) in bytes."""
+    marked = _marker(view, MARKER) if view is not None else None
+    if marked is True:
+        return int(conf.get("MAX_BODY_BYTES"))
+    if isinstance(marked, int) and not isinstance(marked, bool):
+        return marked
+    return int(conf.get("DEFAULT_MAX_BODY_BYTES"))
+
+
+def wants_jsonrpc(view: Any) -> bool:
+    return view is not None and bool(_marker(view, JSONRPC_ERRORS))
+
+
+def route_of(path_info: str) -> Any:
+    """The view serving ``path_info``, or ``None``."""
     try:
-        match = resolve(request.path_info)
+        return resolve(path_info).func
     except Resolver404:
-        return False
-    return bool(getattr(match.func, MARKER, False))
+        return None
+
+
+def refusal(status: int, code: str, message: str, *, jsonrpc: bool) -> tuple[bytes, str]:
+    """``(body, content type)`` of a refusal in the endpoint's own shape."""
+    if jsonrpc:
+        return _jsonrpc.error_bytes(None, -32600, message), "application/json"
+    body = problem_body(status=status, code=code, title=message)
+    return _jsonrpc.dumps(body), "application/problem+json"
+
+
+def too_large(limit: int) -> tuple[int, str, str]:
+    """``(status, code, message)`` of a body over ``limit``."""
+    return 413, "Http.BodyTooLarge", f"Request body exceeds {limit} bytes"
+
+
+def _refuse(status: int, code: str, message: str, *, jsonrpc: bool) -> HttpResponse:
+    body, content_type = refusal(status, code, message, jsonrpc=jsonrpc)
+    return HttpResponse(body, status=status, content_type=content_type)
 
 
 def check_body(request: HttpRequest) -> HttpResponse | None:
-    """413 if the request's body is over the cap; otherwise buffer it (at most cap bytes)."""
-    if request.method in ("GET", "HEAD", "OPTIONS", "DELETE") or not _capped(request):
+    """413 if the request's body is over its route's cap; otherwise buffer it (≤ cap bytes)."""
+    scope = getattr(request, "scope", None)
+    if isinstance(scope, dict) and SCOPE_KEY in scope:
+        return None  # mcp_tools.asgi enforced the cap before the body was read
+    if request.method in ("GET", "HEAD", "OPTIONS", "DELETE"):
         return None
-    limit = int(conf.get("MAX_BODY_BYTES"))
+    view = route_of(request.path_info)
+    limit = view_body_cap(view)
+    jsonrpc = wants_jsonrpc(view)
     declared = request.META.get("CONTENT_LENGTH")
     if declared:
         try:
-            if int(declared) > limit:
-                return _too_large(limit)
+            length = int(declared)
         except ValueError:
-            return _too_large(limit)
+            return _refuse(
+                400, "Http.InvalidContentLength", "Invalid Content-Length", jsonrpc=jsonrpc
+            )
+        if length > limit:
+            return _refuse(*too_large(limit), jsonrpc=jsonrpc)
     data = request.read(limit + 1)
     if len(data) > limit:
-        return _too_large(limit)
+        return _refuse(*too_large(limit), jsonrpc=jsonrpc)
     # The stream is consumed; hand the bytes to request.body as Django would have.
     request._body = data
     request._stream = io.BytesIO(data)

@@ -45,7 +45,7 @@ from mcp_types.version import (
 )
 from pydantic import ValidationError
 
-from mcp_tools import _jsonrpc, calls
+from mcp_tools import _jsonrpc, calls, conf
 from mcp_tools.context import CallContext
 from mcp_tools.registry import ToolSpec
 from mcp_tools.surfaces import Catalogue, Surface
@@ -68,10 +68,15 @@ class Era:
 
 @dataclass(frozen=True)
 class Reply:
-    """An HTTP status and a JSON body (``None`` → empty body)."""
+    """An HTTP status and a JSON body (``None`` → empty body).
+
+    ``required_scopes`` marks a 403 step-up: the view adds the ``insufficient_scope``
+    challenge naming them.
+    """
 
     status: int
     body: bytes | None
+    required_scopes: tuple[str, ...] | None = None
 
 
 def detect_era(header_version: str | None, message: _jsonrpc.Message) -> Era:
@@ -209,6 +214,38 @@ async def dispatch(
     )
 
 
+def required_scopes(spec: ToolSpec) -> tuple[str, ...]:
+    """Every scope a call of ``spec`` needs (sorted): read, and write for a write tool."""
+    needed = {str(conf.get("READ_SCOPE"))}
+    if not spec.read_only:
+        needed.add(str(conf.get("WRITE_SCOPE")))
+    return tuple(sorted(needed))
+
+
+def _scope_refusal(spec: ToolSpec, ctx: CallContext, request_id: Any) -> Reply | None:
+    """403 ``insufficient_scope`` when the credential's scopes do not cover the call.
+
+    The role decided the tool is visible; the scopes narrow what this credential may do with
+    it (role ∩ scopes). Never a silent failure: the client can step up with the named scopes.
+    """
+    granted = ctx.actor.scopes
+    if granted is None:
+        return None
+    needed = required_scopes(spec)
+    if set(needed) <= granted:
+        return None
+    return Reply(
+        403,
+        _jsonrpc.error_bytes(
+            request_id,
+            calls.FORBIDDEN,
+            f"Forbidden: this tool needs the scopes {' '.join(needed)}; authorize them again",
+            {"requiredScopes": list(needed)},
+        ),
+        required_scopes=needed,
+    )
+
+
 def _visible(surface: Surface, ctx: CallContext, name: Any) -> ToolSpec | None:
     spec = surface.tools.get(name) if isinstance(name, str) else None
     # Defense in depth: the surface was built for the role; ask the live policy again.
@@ -233,6 +270,9 @@ async def _call_tool(
     if spec is None:
         # Hidden and unknown tools are indistinguishable: absence is not a hint.
         return _error(era, request_id, INVALID_PARAMS, f"Unknown tool: {name}")
+    refused = _scope_refusal(spec, ctx, request_id)
+    if refused is not None:
+        return refused
     arguments = params.get("arguments") or {}
     if not isinstance(arguments, dict):
         return _error(era, request_id, INVALID_PARAMS, "arguments must be an object")

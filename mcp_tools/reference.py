@@ -14,6 +14,10 @@ HEADER = (
     "# MCP tool reference\n\n"
     "Generated from the tool registry by `python manage.py mcp_tools_reference`; do not edit "
     "by hand (a test fails when this file is stale).\n\n"
+    "**Arguments** are checked strictly against each tool's `inputSchema` (the tables below): "
+    'no value is coerced into another type (`true` is not 1, `"1"` is not 1), a date is a '
+    "`YYYY-MM-DD` string, and no string may contain NUL (U+0000). Anything else is "
+    "`Tool.InvalidArguments` with `data.errors: [{field, code, message}]`, and nothing runs.\n\n"
     "**Errors.** A tool error is a result with `isError: true` and exactly one text block whose "
     'text is the JSON object `{"error": {"code": "<stable code>", "message": "<what to do>", '
     '"data": {...}}}` (`data` only when there is more to say, e.g. the candidates of an '
@@ -34,6 +38,8 @@ def _type_of(schema: dict[str, Any], defs: dict[str, Any]) -> str:
     kind = schema.get("type", "any")
     if kind == "array":
         return f"list of {_type_of(schema.get('items', {}), defs)}"
+    if kind == "string" and schema.get("format") == "date":
+        return "string (date, `YYYY-MM-DD`)"
     if kind == "string" and schema.get("format"):
         return f"string ({schema['format']})"
     return str(kind)
@@ -50,6 +56,8 @@ def _bounds(schema: dict[str, Any]) -> str:
     ):
         if key in schema:
             parts.append(f"{label} {schema[key]}")
+    if "pattern" in schema and schema.get("format") != "date":
+        parts.append(f"pattern `{schema['pattern']}`")
     for option in schema.get("anyOf", []):
         parts.extend(p for p in [_bounds(option)] if p)
     return ", ".join(parts)
@@ -85,16 +93,13 @@ def render_tool(spec: ToolSpec) -> str:
     lines = [f"## `{spec.name}`", ""]
     if spec.title:
         lines += [f"**{spec.title}** — {'read' if spec.read_only else 'write'} tool.", ""]
-    mirror = (
-        "mirrors route " + ", ".join(f"`{route}`" for route in spec.mirrors)
-        if spec.mirrors
-        else f"mirrors no route ({spec.mirrors_no_route})"
-    )
     kind = "read-only" if spec.read_only else "write (idempotent: requires `idempotencyKey`)"
+    lines += [f"- kind: {kind}", f"- policy: `{spec.policy.name}` ({_roles(spec)})"]
+    if spec.mirrors:
+        lines.append("- mirrors route " + ", ".join(f"`{route}`" for route in spec.mirrors))
+    elif spec.mirrors_no_route:  # mirrors= is optional: a tool may declare neither
+        lines.append(f"- mirrors no route ({spec.mirrors_no_route})")
     lines += [
-        f"- kind: {kind}",
-        f"- policy: `{spec.policy.name}` ({_roles(spec)})",
-        f"- {mirror}",
         "",
         _cell(spec.description),
         "",
@@ -108,6 +113,8 @@ def render_tool(spec: ToolSpec) -> str:
     if spec.output_schema is not None:
         lines += ["", "Result (`structuredContent`):", ""]
         lines += _fields_table(spec.output_schema, with_default=False)
+    lines += ["", "Errors (`error.code`):", "", "| code | when |", "|---|---|"]
+    lines += [f"| `{code}` | {_cell(when)} |" for code, when in spec.error_codes()]
     return "\n".join(lines) + "\n"
 
 

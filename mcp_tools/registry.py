@@ -12,24 +12,43 @@ import inspect
 import re
 import types
 import typing
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal, TypeVar, get_args, get_origin
 
 from django.core.exceptions import ImproperlyConfigured
 from mcp.shared.inbound import find_invalid_x_mcp_header, x_mcp_header_map
-from pydantic import BaseModel, ConfigDict, Field, create_model
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model
 from pydantic.alias_generators import to_camel
+from pydantic_core import PydanticCustomError
 
+from idempotency import KEY_PATTERN, key_problem, max_key_length
 from mcp_tools.context import CallContext
 from tenancy import AUTHENTICATED, ActorContext, Policy, RowScope, TenantContext
 
 F = TypeVar("F", bound=Callable[..., Any])
 
 TOOL_NAME_RE: Final = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+# A stable error code: dotted words ("DailyEntry.NotDraft", "Validation.Failed").
+ERROR_CODE_RE: Final = re.compile(r"^[A-Za-z][A-Za-z0-9]*(\.[A-Za-z][A-Za-z0-9]*)+$")
+
+# The codes the framework itself answers with, for every tool or for every write tool.
+FRAMEWORK_ERRORS: Final = (
+    ("Tool.InvalidArguments", "The arguments break the inputSchema (data.errors lists each)."),
+    ("Tool.InternalError", "An unexpected failure; quote data.requestId to the operator."),
+)
+WRITE_ERRORS: Final = (
+    (
+        "Idempotency.KeyReused",
+        "This idempotencyKey was used with other arguments or by another member.",
+    ),
+    (
+        "Idempotency.InProgress",
+        "An identical call is still running; retry after data.retryAfterSeconds.",
+    ),
+)
 IDEMPOTENCY_KEY_FIELD: Final = "idempotency_key"
 IDEMPOTENCY_KEY_ALIAS: Final = "idempotencyKey"
-IDEMPOTENCY_KEY_MAX_LENGTH: Final = 255
 REPLAYED_FIELD: Final = "replayed"
 
 ResultKind = Literal["model", "text", "content"]
@@ -136,6 +155,23 @@ class ToolSpec:
     required_client_capabilities: tuple[str, ...] = ()
     # Projected as an A2A skill by a2a_tools (False: MCP only).
     a2a: bool = True
+    # The tool's own stable error codes, each with when it is answered (the reference lists
+    # them; the framework's own codes are added by ``error_codes``).
+    errors: tuple[tuple[str, str], ...] = ()
+
+    def error_codes(self) -> tuple[tuple[str, str], ...]:
+        """Every code a call of this tool can answer with: the framework's, then its own."""
+        framework = FRAMEWORK_ERRORS + (() if self.read_only else WRITE_ERRORS)
+        if self.required_client_capabilities:
+            framework += (
+                (
+                    "Client.CapabilityRequired",
+                    "The client did not declare a capability this tool needs: "
+                    + ", ".join(self.required_client_capabilities)
+                    + ".",
+                ),
+            )
+        return framework + self.errors
 
     @property
     def qualname(self) -> str:
@@ -182,8 +218,11 @@ def _fail(where: str, problem: str) -> ImproperlyConfigured:
 def _arguments_config() -> ConfigDict:
     # Wire names are camelCase (as_of_date <-> asOfDate); Python names are never accepted so
     # one spelling means one thing. Unknown arguments are refused.
+    # Strict: no coercion; the call path validates the arguments as JSON in strict mode too
+    # (``mcp_tools.calls.validate_arguments``), where a date is a "YYYY-MM-DD" string only.
     return ConfigDict(
         extra="forbid",
+        strict=True,
         alias_generator=to_camel,
         validate_by_alias=True,
         validate_by_name=False,
@@ -195,18 +234,33 @@ def _model_name(name: str, suffix: str) -> str:
     return "".join(part.capitalize() for part in re.split(r"[._-]+", name) if part) + suffix
 
 
+def _check_idempotency_key(value: str) -> str:
+    # One rule for both adapters (idempotency.keys): the HTTP header is checked by the same
+    # function, and the error carries the same code the REST answer does.
+    problem = key_problem(value)
+    if problem is not None:
+        raise PydanticCustomError(problem[0], problem[1])
+    return value
+
+
 def _idempotency_key_field() -> tuple[Any, Any]:
+    limit = max_key_length()
     return (
         typing.Annotated[
             str,
+            AfterValidator(_check_idempotency_key),
             Field(
-                min_length=1,
-                max_length=IDEMPOTENCY_KEY_MAX_LENGTH,
                 alias=IDEMPOTENCY_KEY_ALIAS,
                 description=(
-                    "A caller-chosen key for this write (e.g. a UUID). Retrying with the same "
+                    "A caller-chosen key for this write (e.g. a UUID): 1 to "
+                    f"{limit} visible ASCII characters, no spaces. Retrying with the same "
                     "key and arguments returns the first result instead of writing twice."
                 ),
+                json_schema_extra={
+                    "minLength": 1,
+                    "maxLength": limit,
+                    "pattern": KEY_PATTERN,
+                },
             ),
         ],
         ...,
@@ -238,6 +292,22 @@ def _result_kind(where: str, annotation: Any) -> tuple[ResultKind, type[BaseMode
     )
 
 
+DATE_PATTERN: Final = "^[0-9]{4}-[0-9]{2}-[0-9]{2}$"
+
+
+def _state_date_format(schema: Any) -> None:
+    """Say in the schema what strict validation accepts for a date: a ``YYYY-MM-DD`` string
+    (``format: date`` alone is only an annotation to many validators and generators)."""
+    if isinstance(schema, dict):
+        if schema.get("type") == "string" and schema.get("format") == "date":
+            schema.setdefault("pattern", DATE_PATTERN)
+        for child in schema.values():
+            _state_date_format(child)
+    elif isinstance(schema, list):
+        for child in schema:
+            _state_date_format(child)
+
+
 def _check_schema(where: str, schema: dict[str, Any], what: str) -> None:
     if schema.get("type") != "object":
         raise _fail(where, f"{what} must be a JSON Schema object (type: object)")
@@ -265,6 +335,7 @@ def build_spec(
     policy: Policy,
     destructive: bool | None,
     requires_client_capabilities: Sequence[str] = (),
+    errors: Mapping[str, str] | None = None,
     a2a: bool = True,
 ) -> ToolSpec:
     """Check ``fn`` against every registration rule and prepare its schemas.
@@ -299,6 +370,12 @@ def build_spec(
     text = description or inspect.getdoc(fn)
     if not text:
         raise _fail(where, "a description is required (it is the model's only manual)")
+    declared = tuple((errors or {}).items())
+    for code, when in declared:
+        if not isinstance(code, str) or not ERROR_CODE_RE.fullmatch(code):
+            raise _fail(where, f"error code {code!r} must be dotted words, e.g. Flock.NotFound")
+        if not isinstance(when, str) or not when.strip():
+            raise _fail(where, f"error code {code!r} needs a description of when it is answered")
 
     try:
         hints = typing.get_type_hints(fn, include_extras=True)
@@ -371,6 +448,7 @@ def build_spec(
         param_names = tuple(p.name for p in rest)
 
     input_schema = args_model.model_json_schema(by_alias=True)
+    _state_date_format(input_schema)
     _check_schema(where, input_schema, "inputSchema")
     header_problem = find_invalid_x_mcp_header(input_schema)
     if header_problem is not None:
@@ -424,6 +502,7 @@ def build_spec(
         parameters=tuple(params),
         has_param_headers=bool(x_mcp_header_map(input_schema)),
         required_client_capabilities=_capabilities(where, requires_client_capabilities),
+        errors=declared,
         a2a=_flag(where, "a2a", a2a),
     )
 
@@ -460,6 +539,7 @@ class Registry:
         policy: Policy = AUTHENTICATED,
         destructive: bool | None = None,
         requires_client_capabilities: Sequence[str] = (),
+        errors: Mapping[str, str] | None = None,
         a2a: bool = True,
     ) -> Callable[[F], F]:
         """Register the decorated function as an MCP tool; returns it unchanged.
@@ -470,6 +550,9 @@ class Registry:
         tool cannot work without: a 2026-07-28 client that does not declare them gets
         -32021 before the tool runs; a handshake-era client, whose capabilities a stateless
         server never sees, gets the tool error ``Client.CapabilityRequired``.
+        ``idempotencyKey`` and runs inside the idempotent unit (fail-closed). ``errors`` maps
+        each stable code the tool itself can answer with to when (the tool reference lists
+        them with the framework's own).
         ``a2a=False`` keeps the tool off the A2A skill projection (``a2a_tools``); it stays an
         MCP tool.
 
@@ -492,6 +575,7 @@ class Registry:
                 policy=policy,
                 destructive=destructive,
                 requires_client_capabilities=requires_client_capabilities,
+                errors=errors,
                 a2a=a2a,
             )
             self.add(spec)

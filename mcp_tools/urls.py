@@ -1,19 +1,36 @@
-"""Routes: ``/mcp`` exactly (no trailing slash; clients use it verbatim) and the OAuth probes."""
+"""Routes: ``/mcp`` exactly (no trailing slash; clients use it verbatim) and the OAuth probes.
+
+Every OAuth path an MCP client may try answers a JSON 404 here (see ``oauth_not_offered``)
+instead of the project's HTML one. A project that offers OAuth (``tenancy.oauth``) includes its
+routes first, so the documents it serves win and only the rest land here.
+"""
 
 from django.urls import path, re_path
 
-from mcp_tools.views import mcp_view, oauth_metadata_not_found
+from mcp_tools.views import mcp_view, oauth_not_offered
 
 urlpatterns = [
     path("mcp", mcp_view, name="mcp"),
+    # RFC 8414 (with the path of /mcp inserted after the well-known prefix, or not).
     re_path(
         r"^\.well-known/oauth-authorization-server(?:/.*)?$",
-        oauth_metadata_not_found,
+        oauth_not_offered,
         name="mcp-oauth-authorization-server",
     ),
+    # RFC 9728.
     re_path(
         r"^\.well-known/oauth-protected-resource(?:/.*)?$",
-        oauth_metadata_not_found,
+        oauth_not_offered,
         name="mcp-oauth-protected-resource",
     ),
+    # OpenID Connect discovery: path inserted (/.well-known/openid-configuration/mcp) and
+    # appended (/mcp/.well-known/openid-configuration).
+    re_path(
+        r"^(?:mcp/)?\.well-known/openid-configuration(?:/.*)?$",
+        oauth_not_offered,
+        name="mcp-openid-configuration",
+    ),
+    # The default endpoint a client falls back to for dynamic client registration (RFC 7591)
+    # when no metadata names one.
+    path("register", oauth_not_offered, name="mcp-oauth-register"),
 ]

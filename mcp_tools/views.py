@@ -1,9 +1,10 @@
-"""``POST /mcp``: the one MCP endpoint, plus clean JSON 404s for OAuth discovery probes.
+"""``POST /mcp``: the one MCP endpoint, plus clean JSON 404s for OAuth discovery and registration.
 
-Order of checks (each answered before the next runs): method (405) → Origin (403) →
-authentication (401) → Content-Type (400) → Accept (406) → rate limit (429) → strict envelope
-(400) → era ladder → dispatch. The body cap (413) runs earlier still, in
-``BodyCapMiddleware``, before authentication.
+Order of checks (each answered before the next runs): Origin (403) → authentication (401) →
+method (405) → Content-Type (400) → Accept (406) → rate limit (429) → strict envelope
+(400) → era ladder → dispatch. The body cap (413) runs earlier still: in the ASGI handler
+before the body is read (``mcp_tools.asgi``), else in ``BodyCapMiddleware``; both before
+authentication.
 """
 
 from __future__ import annotations
@@ -23,9 +24,17 @@ from mcp_tools import _jsonrpc, conf, protocol
 from mcp_tools.calls import FORBIDDEN, RATE_LIMITED, UNAUTHENTICATED
 from mcp_tools.context import CallContext, request_in_flight
 from mcp_tools.exceptions import CallContextRefusedError, UnknownSurfaceError
-from mcp_tools.middleware import body_cap
+from mcp_tools.middleware import body_cap, jsonrpc_errors
 from mcp_tools.surfaces import active_catalogue
-from tenancy import TenantContext
+from tenancy import (
+    AuthenticationFailedError,
+    NotAuthenticatedError,
+    TenantContext,
+    bearer_challenge,
+    ignores_ambient_credentials,
+    renders_authentication_failure,
+)
+from tenancy.markers import counts_own_rate
 
 logger = logging.getLogger(__name__)
 security_logger = logging.getLogger("mcp_tools.security")
@@ -85,9 +94,10 @@ def accepts_json(accept: str | None) -> bool:
 
 
 def _rate_key(group: str, request: HttpRequest) -> str:
+    # Per membership, not per token: minting more tokens buys no more calls.
     actor = request.actor  # type: ignore[attr-defined]
-    if actor.token_id is not None:
-        return f"token:{actor.token_id}"
+    if actor.membership_id is not None:
+        return f"membership:{actor.membership_id}"
     return f"user:{actor.user_id}"
 
 
@@ -102,33 +112,53 @@ def _rate_usage(request: HttpRequest) -> dict[str, Any] | None:
     )
 
 
-def _challenge() -> HttpResponse:
-    # No OAuth authorization server is published (RFC 9728 metadata 404s), so the challenge
-    # is the plain Bearer scheme: clients configure a static personal access token.
-    return _error(
+def _unauthenticated(
+    request: HttpRequest, failure: AuthenticationFailedError | None
+) -> HttpResponse:
+    """The one 401 of ``/mcp``: a JSON-RPC error with tenancy's stable code in ``data.code``.
+
+    ``failure`` is the refused bearer ``tenancy`` recorded (``renders_authentication_failure``),
+    or ``None`` when no credentials were sent. tenancy composes the challenge: with
+    ``tenancy.oauth`` installed it names the RFC 9728 metadata (``resource_metadata``) and the
+    scopes, so OAuth clients discover the authorization server from it.
+    """
+    if failure is None:
+        code = str(NotAuthenticatedError.default_code)
+        message = "Authentication required: send Authorization: Bearer <token>"
+    else:
+        code, message = str(failure.default_code), str(failure.detail)
+    return _json(
         401,
-        UNAUTHENTICATED,
-        "Authentication required: send Authorization: Bearer <token>",
-        **{"WWW-Authenticate": 'Bearer realm="mcp"'},
+        _jsonrpc.error_bytes(None, UNAUTHENTICATED, message, {"code": code}),
+        {
+            "WWW-Authenticate": bearer_challenge(
+                failure, request=request, realm=None if failure else "mcp"
+            )
+        },
     )
 
 
 @csrf_exempt
 @handles_own_idempotency
+@renders_authentication_failure
+@counts_own_rate
 @body_cap
+@jsonrpc_errors
 async def mcp_view(request: HttpRequest) -> HttpResponse:
     """Serve one MCP JSON-RPC message statelessly. Never issues ``Mcp-Session-Id``."""
-    if request.method != "POST":
-        response = _error(405, -32600, "Method not allowed: this endpoint serves POST only")
-        response["Allow"] = "POST"
-        return response
     origin = request.headers.get("Origin")
     if origin is not None and not origin_allowed(origin, list(conf.get("ALLOWED_ORIGINS"))):
         security_logger.warning("MCP request from a foreign Origin refused: %s", origin)
         return _error(403, -32600, "Forbidden: Origin not allowed")
     tenant = getattr(request, "tenant", None)
     if not isinstance(tenant, TenantContext) or not tenant.is_resolved:
-        return _challenge()
+        # Before the method check: a client without valid credentials learns that first, on
+        # GET too. mcp-remote's SSE fallback GETs /mcp; a 405 there would hide the 401.
+        return _unauthenticated(request, getattr(request, "authentication_failure", None))
+    if request.method != "POST":
+        response = _error(405, -32600, "Method not allowed: this endpoint serves POST only")
+        response["Allow"] = "POST"
+        return response
     if _media_type(request.headers.get("Content-Type", "")) != JSON:
         return _error(400, -32600, "Invalid Content-Type header: expected application/json")
     if not accepts_json(request.headers.get("Accept")):
@@ -196,20 +226,36 @@ async def mcp_view(request: HttpRequest) -> HttpResponse:
             catalogue=catalogue,
             headers=request.headers,
         )
+    if reply.required_scopes is not None:
+        challenge = bearer_challenge(
+            request=request, error_code="insufficient_scope", scope=reply.required_scopes
+        )
+        return _json(reply.status, reply.body, {"WWW-Authenticate": challenge})
     return _json(reply.status, reply.body)
 
 
-def oauth_metadata_not_found(request: HttpRequest, **kwargs: Any) -> HttpResponse:
-    """A JSON 404 for OAuth discovery probes (Claude Code probes even with a static bearer)."""
+# What a client sees at an OAuth path the project does not serve. mcp-remote (Claude Desktop's
+# bridge) answers every 401, even one for a static token sent with --header, by trying OAuth: it
+# probes the metadata documents, then registers a client at /register and gives up, quoting this
+# text verbatim. With an OAuth server installed (tenancy.oauth) its own routes come first and
+# only the paths it does not serve land here.
+OAUTH_NOT_OFFERED: Final = (
+    "No OAuth endpoint here. When this server offers OAuth sign-in, its metadata is at "
+    "/.well-known/oauth-protected-resource/mcp; otherwise it takes a personal access token as "
+    "'Authorization: Bearer <token>'. If that was sent and refused (HTTP 401), the token is "
+    "invalid, expired or revoked: sign in again or issue a new one."
+)
+
+
+@csrf_exempt
+@ignores_ambient_credentials
+def oauth_not_offered(request: HttpRequest, **kwargs: Any) -> HttpResponse:
+    """A JSON 404 for OAuth discovery and registration probes (any method).
+
+    Claude Code probes the metadata even with a static bearer; mcp-remote also posts to
+    ``/register``. A bearer sent along is not read: a revoked one must not turn these into
+    401s, which would send such clients round the OAuth loop again.
+    """
     return _json(
-        404,
-        _jsonrpc.dumps(
-            {
-                "error": "not_found",
-                "error_description": (
-                    "This server publishes no OAuth metadata; use a personal access token "
-                    "in the Authorization header."
-                ),
-            }
-        ),
+        404, _jsonrpc.dumps({"error": "not_found", "error_description": OAUTH_NOT_OFFERED})
     )

@@ -1,18 +1,24 @@
 """``tenancy``: who is calling — tenant, actor and row scope, resolved once per request.
 
 Public surface (import-safe; no models): the request-scoped context types, roles and policies,
-the view markers and the errors. Models live in ``tenancy.models``; the REST views in
-``tenancy.urls``.
+the view markers, the bearer challenge and the errors. Models live in ``tenancy.models``; the
+REST views in ``tenancy.urls``.
 """
 
+from tenancy.challenges import bearer_challenge
 from tenancy.context import ActorContext, RowScope, TenantContext
 from tenancy.exceptions import (
     AuthenticationFailedError,
+    NotAuthenticatedError,
     ReassignmentError,
     TenancyError,
     TenantNotResolvedError,
 )
-from tenancy.markers import accepts_superseded_credentials, ignores_ambient_credentials
+from tenancy.markers import (
+    accepts_superseded_credentials,
+    ignores_ambient_credentials,
+    renders_authentication_failure,
+)
 from tenancy.roles import (
     AUTHENTICATED,
     DEFAULT_ROLES,
@@ -31,6 +37,7 @@ __all__ = [
     "DENIED",
     "ActorContext",
     "AuthenticationFailedError",
+    "NotAuthenticatedError",
     "Policy",
     "ReassignmentError",
     "Role",
@@ -41,7 +48,9 @@ __all__ = [
     "TenantNotResolvedError",
     "accepts_superseded_credentials",
     "active_roles",
+    "bearer_challenge",
     "effective_role",
     "evaluate",
     "ignores_ambient_credentials",
+    "renders_authentication_failure",
 ]

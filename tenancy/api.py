@@ -14,8 +14,7 @@ from typing import Any
 from django.contrib.auth import authenticate
 from django.db import transaction
 from django.utils import timezone
-from django.utils.decorators import method_decorator
-from django_ratelimit.decorators import ratelimit
+from django_ratelimit.core import get_usage
 from rest_framework import serializers, status
 from rest_framework.permissions import AllowAny
 from rest_framework.request import Request
@@ -24,7 +23,13 @@ from rest_framework.views import APIView
 
 from tenancy import conf
 from tenancy._schema import OpenApiResponse, extend_schema
-from tenancy.exceptions import InvalidCredentialsError, TokenNotFoundError
+from tenancy.authentication import TenancyAuthentication
+from tenancy.exceptions import (
+    InvalidCredentialsError,
+    LoginRateLimitedError,
+    TokenLimitReachedError,
+    TokenNotFoundError,
+)
 from tenancy.markers import (
     accepts_superseded_credentials,
     ignores_ambient_credentials,
@@ -32,6 +37,7 @@ from tenancy.markers import (
 )
 from tenancy.models import AccessToken, Membership
 from tenancy.permissions import IsTenantMember, request_actor
+from tenancy.problem_handler import ProblemsByDefault
 from tenancy.tokens import digest, issue_session_token, issue_token, revoke_token
 
 
@@ -57,6 +63,7 @@ TENANT_NAME = _camel(TENANT_NOUN, "Name")
 ROW_RESTRICTED = _camel(ROW_NOUN, "Restricted")
 ASSIGNED_ROW_IDS = f"assigned{_cap(ROW_NOUN)}Ids"
 
+LOGIN_RATE_GROUP = "tenancy.login"
 # Run for an unknown tenant code or email, so every login failure costs one password hash:
 # the time taken must not tell which part was wrong.
 _TIMING_EQUALIZER = "tenancy-login-timing-equalizer"
@@ -110,11 +117,7 @@ class TokenOutputSerializer(serializers.Serializer[Any]):
 
 @ignores_ambient_credentials
 @never_replayed("returns a live bearer token")
-@method_decorator(
-    ratelimit(key=_client_ip, rate=lambda group, request: conf.get("LOGIN_RATE"), block=True),
-    name="post",
-)
-class LoginApi(APIView):
+class LoginApi(ProblemsByDefault, APIView):
     authentication_classes: list[Any] = []
     permission_classes = [AllowAny]
 
@@ -125,11 +128,25 @@ class LoginApi(APIView):
         summary=f"Exchange {TENANT_NOUN} code, email and password for a short-lived bearer token.",
     )
     def post(self, request: Request) -> Response:
+        # Counted here, not by django-ratelimit's decorator: its Ratelimited is a Django
+        # PermissionDenied, which DRF's default exception handler answers with 403.
+        usage = get_usage(
+            request._request,
+            group=LOGIN_RATE_GROUP,
+            key=_client_ip,
+            rate=conf.get("LOGIN_RATE"),
+            method=["POST"],
+            increment=True,
+        )
+        if usage is not None and usage["should_limit"]:
+            raise LoginRateLimitedError(wait=max(1, int(usage["time_left"])))
         data = LoginInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
         code = data.validated_data[TENANT_CODE].strip().lower()
         tenant = (
-            _tenant_model()._default_manager.filter(**{conf.get("TENANT_CODE_FIELD"): code}).first()
+            _tenant_model()
+            ._default_manager.filter(**{f"{conf.get('TENANT_CODE_FIELD')}__iexact": code})
+            .first()
         )
         email = data.validated_data["email"].strip().lower()
         password = data.validated_data["password"]
@@ -154,7 +171,7 @@ class LoginApi(APIView):
 
 @accepts_superseded_credentials
 @never_replayed("a pure side effect: a replay would fake a logout")
-class LogoutApi(APIView):
+class LogoutApi(ProblemsByDefault, APIView):
     authentication_classes: list[Any] = []
     permission_classes = [AllowAny]
 
@@ -184,7 +201,11 @@ MeOutputSerializer = type(
 )
 
 
-class MeApi(APIView):
+# The member views read the bearer TenancyMiddleware resolved, whatever the project's
+# DEFAULT_AUTHENTICATION_CLASSES say: with DRF's defaults (session, basic) a missing token was
+# a 403, and a project authenticator for "Bearer" (JWT) would refuse our tokens outright.
+class MeApi(ProblemsByDefault, APIView):
+    authentication_classes = [TenancyAuthentication]
     permission_classes = [IsTenantMember]
 
     @extend_schema(
@@ -209,7 +230,12 @@ class MeApi(APIView):
 
 class TokenCreateInputSerializer(serializers.Serializer[Any]):
     name = serializers.CharField(max_length=100)
-    expiresInDays = serializers.IntegerField(min_value=1, required=False, allow_null=True)
+    expiresInDays = serializers.IntegerField(
+        min_value=1,
+        required=False,
+        allow_null=True,
+        help_text="Lifetime in days; omitted or null → TENANCY_PERSONAL_TOKEN_DEFAULT_DAYS (90).",
+    )
 
     def validate_expiresInDays(self, value: int | None) -> int | None:
         limit = conf.get("PERSONAL_TOKEN_MAX_DAYS")
@@ -251,7 +277,8 @@ class TokenListSerializer(serializers.Serializer[Any]):
 
 
 @never_replayed("token creation returns the live secret once")
-class TokenListCreateApi(APIView):
+class TokenListCreateApi(ProblemsByDefault, APIView):
+    authentication_classes = [TenancyAuthentication]
     permission_classes = [IsTenantMember]
 
     @extend_schema(
@@ -269,24 +296,35 @@ class TokenListCreateApi(APIView):
 
     @extend_schema(
         request=TokenCreateInputSerializer,
-        responses={201: TokenCreatedSerializer, **_problems(400, 401)},
+        responses={201: TokenCreatedSerializer, **_problems(400, 401, 409)},
         summary=f"Create a personal access token for this {TENANT_NOUN} (shown once).",
     )
     def post(self, request: Request) -> Response:
         data = TokenCreateInputSerializer(data=request.data)
         data.is_valid(raise_exception=True)
-        days = data.validated_data.get("expiresInDays")
-        expires_at = timezone.now() + timedelta(days=days) if days else None
-        membership = Membership.objects.get(pk=_membership_id(request))
+        # Every token made here expires: a 15-minute login token must not be able to mint a
+        # credential that outlives every password change but one (the epoch still ends it).
+        days = data.validated_data.get("expiresInDays") or conf.get("PERSONAL_TOKEN_DEFAULT_DAYS")
+        now = timezone.now()
         with transaction.atomic():
+            # The row lock serialises concurrent creations, so the cap holds exactly.
+            membership = Membership.objects.select_for_update().get(pk=_membership_id(request))
+            live = AccessToken.objects.filter(
+                membership=membership, kind=AccessToken.Kind.PERSONAL, revoked_at__isnull=True
+            ).exclude(expires_at__lte=now)
+            if live.count() >= conf.get("MAX_PERSONAL_TOKENS"):
+                raise TokenLimitReachedError()
             token, raw = issue_token(
-                membership=membership, name=data.validated_data["name"], expires_at=expires_at
+                membership=membership,
+                name=data.validated_data["name"],
+                expires_at=now + timedelta(days=days),
             )
         token.token = raw  # type: ignore[attr-defined]
         return Response(TokenCreatedSerializer(token).data, status=status.HTTP_201_CREATED)
 
 
-class TokenRevokeApi(APIView):
+class TokenRevokeApi(ProblemsByDefault, APIView):
+    authentication_classes = [TenancyAuthentication]
     permission_classes = [IsTenantMember]
 
     @extend_schema(

@@ -7,6 +7,7 @@ from typing import Any
 from rest_framework.authentication import BaseAuthentication
 from rest_framework.request import Request
 
+from tenancy.challenges import bearer_challenge
 from tenancy.context import ActorContext
 
 
@@ -19,4 +20,4 @@ class TenancyAuthentication(BaseAuthentication):
 
     def authenticate_header(self, request: Request) -> str:
         # Makes DRF answer 401 (not 403) when credentials are missing.
-        return 'Bearer realm="api"'
+        return bearer_challenge(realm="api")

@@ -15,6 +15,8 @@ TENANT_MODEL_SETTING: Final = "TENANCY_TENANT_MODEL"
 UNCONFIGURED_TENANT_MODEL: Final = "tenancy.TenantModelNotConfigured"
 # The cache alias tenancy installs for rate counts when a project configures none.
 DEFAULT_COUNTER_CACHE: Final = "tenancy_counters"
+# django-ratelimit's warning for any cache backend outside its short list of supported ones.
+RATELIMIT_UNLISTED_BACKEND_CHECK: Final = "django_ratelimit.W001"
 
 DEFAULTS: dict[str, Any] = {
     "TENANT_MODEL": None,
@@ -33,7 +35,15 @@ DEFAULTS: dict[str, Any] = {
     # RFC 9457 ``type`` = base + code. None → "<this server's origin>/problems/".
     "PROBLEM_TYPE_BASE_URL": None,
     "SESSION_TOKEN_MINUTES": 15,
+    # Personal tokens created through the REST API expire: after the default when the caller
+    # names no lifetime, never later than the maximum.
+    "PERSONAL_TOKEN_DEFAULT_DAYS": 90,
     "PERSONAL_TOKEN_MAX_DAYS": 366,
+    # Live (unrevoked, unexpired) personal tokens one membership may hold; creating one more
+    # is 409 Token.LimitReached.
+    "MAX_PERSONAL_TOKENS": 20,
+    # Requests per membership (TenancyMiddleware; views marked counts_own_rate skip it).
+    "API_RATE": "300/m",
     # last_used_at is written at most this often per token, to keep reads cheap.
     "TOKEN_LAST_USED_RESOLUTION_SECONDS": 300,
     "LOGIN_RATE": "10/m",
@@ -60,7 +70,8 @@ def install_counter_cache_default() -> None:
     limit would be multiplied. A project that sets ``RATELIMIT_USE_CACHE`` (e.g. to Redis in
     production) keeps its choice; otherwise this adds the ``tenancy_counters`` alias
     (``tenancy.counters.CounterCache``, one table shared by every process) and points
-    django-ratelimit at it. Runs from ``TenancyConfig.ready()``, before any cache is used.
+    django-ratelimit at it, whose system check would otherwise warn (W001) that the backend is
+    not on its list. Runs from ``TenancyConfig.ready()``, before any cache is used.
     """
     if hasattr(settings, "RATELIMIT_USE_CACHE"):
         return
@@ -71,6 +82,12 @@ def install_counter_cache_default() -> None:
     )
     settings.CACHES = caches
     settings.RATELIMIT_USE_CACHE = DEFAULT_COUNTER_CACHE
+    # django_ratelimit.W001 says only that a backend is not on its fixed list; E003 is the
+    # check that matters (a cache not shared or not atomic), and this one is shared and
+    # atomic. Quiet the warning for the backend tenancy chose, never for the project's own.
+    silenced = list(settings.SILENCED_SYSTEM_CHECKS)
+    if RATELIMIT_UNLISTED_BACKEND_CHECK not in silenced:
+        settings.SILENCED_SYSTEM_CHECKS = [*silenced, RATELIMIT_UNLISTED_BACKEND_CHECK]
     from django.core.cache import caches as handler
 
     # CacheHandler reads CACHES once, on first use; forget a read that happened already.

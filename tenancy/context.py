@@ -65,6 +65,7 @@ class ActorContext:
         "role",
         "membership_id",
         "token_id",
+        "scopes",
         "is_system",
         "label",
     )
@@ -78,6 +79,9 @@ class ActorContext:
         self.role: Role = DENIED
         self.membership_id: int | None = None
         self.token_id: int | None = None
+        # What the credential may do on top of the role (OAuth scopes); None = not narrowed
+        # (personal and session tokens).
+        self.scopes: frozenset[str] | None = None
         self.is_system = False
         self.label = ""
 
@@ -96,8 +100,13 @@ class ActorContext:
         roles: tuple[str, ...],
         role: Role,
         token_id: int | None = None,
+        scopes: frozenset[str] | None = None,
     ) -> None:
-        """Resolve to a real person. ``user`` must be a saved user instance."""
+        """Resolve to a real person. ``user`` must be a saved user instance.
+
+        ``scopes`` narrows what the credential may do below the role (an OAuth access token's
+        scopes); ``None`` means the role alone decides (personal and session tokens).
+        """
         if user is None or user.pk is None:
             raise ValueError("a person actor needs a saved user")
         candidate = (user.pk, membership_id, tuple(roles), False, "")
@@ -112,6 +121,7 @@ class ActorContext:
         self.role = role
         self.membership_id = membership_id
         self.token_id = token_id
+        self.scopes = frozenset(scopes) if scopes is not None else None
         self.is_system = False
         self._is_resolved = True
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from django.utils.functional import lazy
 from rest_framework import status
-from rest_framework.exceptions import APIException
+from rest_framework.exceptions import APIException, Throttled
 
 
 class TenancyError(Exception):
@@ -33,6 +33,13 @@ class AuthenticationFailedError(APIException):
 class CredentialsSupersededError(AuthenticationFailedError):
     default_detail = "Your credentials changed since this token was issued. Sign in again."
     default_code = "Auth.CredentialsSuperseded"
+
+
+class TokenAudienceError(AuthenticationFailedError):
+    """An OAuth access token issued for another resource (RFC 8707), or presented elsewhere."""
+
+    default_detail = "This access token was not issued for this resource."
+    default_code = "Auth.InvalidAudience"
 
 
 class AccountDisabledError(AuthenticationFailedError):
@@ -71,7 +78,21 @@ class PermissionDeniedError(APIException):
     default_code = "Auth.Forbidden"
 
 
+class LoginRateLimitedError(Throttled):
+    """Too many logins from one client address (``TENANCY_LOGIN_RATE``): 429 and
+    ``Retry-After`` under any DRF exception handler, the project's or DRF's own."""
+
+    default_detail = "Too many sign-in attempts. Retry shortly."
+    default_code = "Http.RateLimited"
+
+
 class TokenNotFoundError(APIException):
     status_code = status.HTTP_404_NOT_FOUND
     default_detail = "No such token."
     default_code = "Token.NotFound"
+
+
+class TokenLimitReachedError(APIException):
+    status_code = status.HTTP_409_CONFLICT
+    default_detail = "You hold the maximum number of live personal tokens. Revoke one first."
+    default_code = "Token.LimitReached"

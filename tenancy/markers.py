@@ -9,10 +9,12 @@ F = TypeVar("F", bound=Callable[..., Any])
 
 IGNORES_AMBIENT_CREDENTIALS = "tenancy_ignores_ambient_credentials"
 ACCEPTS_SUPERSEDED_CREDENTIALS = "tenancy_accepts_superseded_credentials"
+RENDERS_AUTHENTICATION_FAILURE = "tenancy_renders_authentication_failure"
 
 
 def ignores_ambient_credentials(view: F) -> F:
-    """The view authenticates from its body (login): a bearer sent along is not even read.
+    """The view authenticates from its body (login) or serves anyone (public discovery
+    documents): a bearer sent along is not even read.
 
     A token of tenant A sent to the login of tenant B must not resolve tenant A.
     """
@@ -23,6 +25,27 @@ def ignores_ambient_credentials(view: F) -> F:
 def accepts_superseded_credentials(view: F) -> F:
     """The view still runs for a token whose credential epoch moved on (logout)."""
     setattr(view, ACCEPTS_SUPERSEDED_CREDENTIALS, True)
+    return view
+
+
+def renders_authentication_failure(view: F) -> F:
+    """The view answers a refused bearer itself, in its own wire format (``/mcp``: JSON-RPC).
+
+    The middleware does not answer 401 for such a view: it records the
+    ``AuthenticationFailedError`` on ``request.authentication_failure`` and lets the view run
+    with tenant, actor and row scope unresolved. The view must answer an unresolved tenant
+    with a 401 of its own; tenant-owned querysets refuse to run without one regardless.
+    """
+    setattr(view, RENDERS_AUTHENTICATION_FAILURE, True)
+    return view
+
+
+COUNTS_OWN_RATE = "tenancy_counts_own_rate"
+
+
+def counts_own_rate(view: F) -> F:
+    """The view keeps its own rate budget (``/mcp``): tenancy's per-member count skips it."""
+    setattr(view, COUNTS_OWN_RATE, True)
     return view
 
 

@@ -2,8 +2,12 @@
 
 Runs after Django's auth middleware and before ``idempotency``. On every request it attaches
 unresolved ``request.tenant``, ``request.actor`` and ``request.row_scope``; a valid bearer
-resolves all three. An invalid one is answered here with 401 and
-``WWW-Authenticate: Bearer error="invalid_token"`` before any view runs.
+resolves all three, whatever its kind (``tenancy.credentials``: personal and session tokens,
+and OAuth access tokens when ``tenancy.oauth`` is installed). An invalid one is answered here
+with 401 and ``WWW-Authenticate: Bearer error="invalid_token"`` (``tenancy.challenges``) before
+any view runs, unless the view renders authentication failures itself
+(``renders_authentication_failure``): then the failure is recorded on
+``request.authentication_failure`` and the view answers it in its own format.
 """
 
 from __future__ import annotations
@@ -17,15 +21,19 @@ from django.utils.deprecation import MiddlewareMixin
 from django.utils.module_loading import import_string
 
 from tenancy import conf
+from tenancy.challenges import bearer_challenge
 from tenancy.context import ActorContext, RowScope, TenantContext
+from tenancy.credentials import authenticate_bearer
 from tenancy.exceptions import AuthenticationFailedError, CredentialsSupersededError
 from tenancy.markers import (
     ACCEPTS_SUPERSEDED_CREDENTIALS,
+    COUNTS_OWN_RATE,
     IGNORES_AMBIENT_CREDENTIALS,
+    RENDERS_AUTHENTICATION_FAILURE,
     has_marker,
 )
 from tenancy.problems import problem_response
-from tenancy.tokens import check_token
+from tenancy.throttling import rate_refusal
 
 security_logger = logging.getLogger("tenancy.security")
 
@@ -38,12 +46,18 @@ def invalid_token_response(
         status=401,
         code=str(error.default_code),
         title=str(error.default_detail),
-        headers={
-            "WWW-Authenticate": (
-                f'Bearer error="invalid_token", error_description="{error.default_code}"'
-            )
-        },
+        headers={"WWW-Authenticate": bearer_challenge(error, request=request)},
     )
+
+
+def refuse(
+    request: HttpRequest, view_func: Callable[..., Any], error: AuthenticationFailedError
+) -> HttpResponse | None:
+    """Answer a refused bearer with a problem 401, or record it for a view that renders it."""
+    if has_marker(view_func, RENDERS_AUTHENTICATION_FAILURE):
+        request.authentication_failure = error  # type: ignore[attr-defined]
+        return None
+    return invalid_token_response(error, request)
 
 
 def resolve_row_scope(tenant: TenantContext, actor: ActorContext, scope: RowScope) -> None:
@@ -65,6 +79,7 @@ class TenancyMiddleware(MiddlewareMixin):
         request.tenant = TenantContext()  # type: ignore[attr-defined]
         request.actor = ActorContext()  # type: ignore[attr-defined]
         request.row_scope = RowScope()  # type: ignore[attr-defined]
+        request.authentication_failure = None  # type: ignore[attr-defined]
 
     def process_view(
         self,
@@ -80,18 +95,18 @@ class TenancyMiddleware(MiddlewareMixin):
             return None
         scheme, _, raw = header.partition(" ")
         if scheme.lower() != "bearer" or not raw.strip():
-            return invalid_token_response(AuthenticationFailedError(), request)
+            return refuse(request, view_func, AuthenticationFailedError())
         try:
-            token = check_token(raw.strip())
+            credential = authenticate_bearer(raw.strip(), request)
         except CredentialsSupersededError as error:
             if not has_marker(view_func, ACCEPTS_SUPERSEDED_CREDENTIALS):
                 security_logger.info("superseded token refused", extra={"path": request.path})
-                return invalid_token_response(error, request)
+                return refuse(request, view_func, error)
             return None
         except AuthenticationFailedError as error:
             security_logger.info("bearer refused: %s", error.default_code)
-            return invalid_token_response(error, request)
-        membership = token.membership
+            return refuse(request, view_func, error)
+        membership = credential.membership
         tenant: TenantContext = request.tenant  # type: ignore[attr-defined]
         actor: ActorContext = request.actor  # type: ignore[attr-defined]
         tenant.resolve(membership.tenant)
@@ -100,7 +115,11 @@ class TenancyMiddleware(MiddlewareMixin):
             membership_id=membership.pk,
             roles=tuple(membership.roles),
             role=membership.effective_role,
-            token_id=token.pk,
+            token_id=credential.token_id,
+            scopes=credential.scopes,
         )
         resolve_row_scope(tenant, actor, request.row_scope)  # type: ignore[attr-defined]
-        return None
+        if has_marker(view_func, COUNTS_OWN_RATE):
+            return None
+        # Before idempotency's process_view opens the write's transaction (tenancy.throttling).
+        return rate_refusal(request)

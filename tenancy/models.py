@@ -6,6 +6,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
+from django.db.models import F
 from django.utils import timezone
 
 from tenancy import conf
@@ -34,8 +35,33 @@ class TenantForeignKey(models.ForeignKey):
         return name, "django.db.models.ForeignKey", args, kwargs
 
 
+# A write to any of these changes what a membership's tokens may do, or whose they are: it
+# bumps the credential epoch, so every token issued before it stops working.
+EPOCH_FIELDS = frozenset({"user", "user_id", "tenant", "tenant_id", "roles", "disabled_at"})
+
+
+class MembershipQuerySet(models.QuerySet["Membership"]):
+    def update(self, **kwargs: Any) -> int:
+        """``QuerySet.update`` (and ``bulk_update``) of an epoch field bumps the epoch too.
+
+        Conservative: an update that writes the same value still ends the old tokens.
+        """
+        if EPOCH_FIELDS & kwargs.keys() and "credential_epoch" not in kwargs:
+            kwargs["credential_epoch"] = F("credential_epoch") + 1
+        return super().update(**kwargs)
+
+
 class Membership(models.Model):
-    """A user's place in one tenant. Identity checks re-read this row on every request."""
+    """A user's place in one tenant. Identity checks re-read this row on every request.
+
+    The credential epoch holds on every ORM write path: ``save()`` (the admin, forms, shell)
+    bumps it when the user, tenant, roles or disabled state changed, and never writes back
+    an epoch read earlier (an admin form open during a password change would otherwise
+    revive the old tokens); ``QuerySet.update``/``bulk_update`` of those fields bump it.
+    Raw SQL is not covered.
+    """
+
+    objects = MembershipQuerySet.as_manager()
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
@@ -59,6 +85,35 @@ class Membership(models.Model):
     @property
     def effective_role(self) -> Role:
         return effective_role(self.roles)
+
+    _EPOCH_ATTNAMES = ("user_id", "tenant_id", "roles", "disabled_at")
+
+    def save(self, *args: Any, **kwargs: Any) -> None:
+        update_fields = kwargs.get("update_fields")
+        if self._state.adding or self.pk is None:
+            super().save(*args, **kwargs)
+            return
+        watched = [
+            a
+            for a in self._EPOCH_ATTNAMES
+            if update_fields is None or {a, a.removesuffix("_id")} & set(update_fields)
+        ]
+        previous = (
+            type(self)._base_manager.filter(pk=self.pk).values(*watched).first()
+            if watched
+            else None
+        )
+        changed = previous is not None and any(previous[a] != getattr(self, a) for a in watched)
+        writes_epoch = update_fields is None or "credential_epoch" in update_fields
+        if changed or writes_epoch:
+            # Computed in the database: an epoch read before a concurrent bump is never
+            # written back.
+            self.credential_epoch = F("credential_epoch") + (1 if changed else 0)
+            if update_fields is not None:
+                kwargs["update_fields"] = {*update_fields, "credential_epoch"}
+        super().save(*args, **kwargs)
+        if not isinstance(self.credential_epoch, int):
+            self.refresh_from_db(fields=["credential_epoch"])
 
 
 class AccessToken(models.Model):

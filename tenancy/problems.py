@@ -21,6 +21,19 @@ def problem_type(code: str, request: Any = None) -> str:
     return request.build_absolute_uri(path) if request is not None else path
 
 
+def problem_body(
+    *, status: int, code: str, title: str, detail: str = "", request: Any = None
+) -> dict[str, Any]:
+    """The RFC 9457 members ``{type, title, status, code, detail}``."""
+    return {
+        "type": problem_type(code, request),
+        "title": title,
+        "status": status,
+        "code": code,
+        "detail": detail or title,
+    }
+
+
 def problem_response(
     *,
     status: int,
@@ -30,13 +43,7 @@ def problem_response(
     headers: dict[str, str] | None = None,
     request: Any = None,
 ) -> JsonResponse:
-    body = {
-        "type": problem_type(code, request),
-        "title": title,
-        "status": status,
-        "code": code,
-        "detail": detail or title,
-    }
+    body = problem_body(status=status, code=code, title=title, detail=detail, request=request)
     response = JsonResponse(body, status=status, content_type=PROBLEM_CONTENT_TYPE)
     for name, value in (headers or {}).items():
         response[name] = value

@@ -6,11 +6,11 @@ from collections.abc import Iterable
 from typing import Any
 
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from tenancy.models import Membership
 from tenancy.roles import active_roles
-from tenancy.tokens import bump_credential_epoch
 
 
 @transaction.atomic
@@ -20,9 +20,10 @@ def membership_set_roles(*, membership: Membership, roles: Iterable[str]) -> Mem
     if unknown:
         raise ValueError(f"unknown roles: {unknown}")
     if sorted(membership.roles) != new_roles:
+        # The update bumps the credential epoch (MembershipQuerySet.update).
         Membership.objects.filter(pk=membership.pk).update(roles=new_roles)
         membership.roles = new_roles
-        bump_credential_epoch(membership)
+        membership.refresh_from_db(fields=["credential_epoch"])
     return membership
 
 
@@ -30,8 +31,9 @@ def membership_set_roles(*, membership: Membership, roles: Iterable[str]) -> Mem
 def membership_disable(*, membership: Membership) -> Membership:
     if membership.disabled_at is None:
         membership.disabled_at = timezone.now()
+        # The update bumps the credential epoch (MembershipQuerySet.update).
         Membership.objects.filter(pk=membership.pk).update(disabled_at=membership.disabled_at)
-        bump_credential_epoch(membership)
+        membership.refresh_from_db(fields=["credential_epoch"])
     return membership
 
 
@@ -43,5 +45,10 @@ def membership_create(*, user: Any, tenant: Any, roles: Iterable[str] = ()) -> M
 
 def user_password_changed(*, user: Any) -> None:
     """Every membership of ``user`` gets a new epoch: old tokens die with the old password."""
-    for membership in Membership.objects.filter(user=user):
-        bump_credential_epoch(membership)
+    user_credentials_changed(user=user)
+
+
+def user_credentials_changed(*, user: Any) -> None:
+    """Password or active flag changed: every membership of ``user`` gets a new epoch, so
+    deactivating and reactivating a user does not revive the tokens issued before."""
+    Membership.objects.filter(user=user).update(credential_epoch=F("credential_epoch") + 1)

@@ -1,4 +1,4 @@
-"""Password changes bump the credential epoch.
+"""Password and active-flag changes bump the credential epoch.
 
 A receiver rather than a service call because Django itself changes passwords (admin,
 ``changepassword``, password reset) outside any code of ours; missing one would leave old
@@ -16,19 +16,28 @@ from django.dispatch import receiver
 User = get_user_model()
 
 
+def _watched(sender: Any) -> list[str]:
+    """The credential fields of the user model: ``password``, and ``is_active`` when it is a
+    column (a custom user model may keep it a constant)."""
+    names = {field.attname for field in sender._meta.concrete_fields}
+    return [name for name in ("password", "is_active") if name in names]
+
+
 @receiver(pre_save, sender=User, dispatch_uid="tenancy.password_change.detect")
 def _detect_password_change(sender: Any, instance: Any, **kwargs: Any) -> None:
     if instance.pk is None:
         return
-    previous = sender._default_manager.filter(pk=instance.pk).values_list("password", flat=True)
-    old = previous.first()
-    instance._tenancy_password_changed = old is not None and old != instance.password
+    fields = _watched(sender)
+    old = sender._default_manager.filter(pk=instance.pk).values(*fields).first()
+    instance._tenancy_password_changed = old is not None and any(
+        old[name] != getattr(instance, name) for name in fields
+    )
 
 
 @receiver(post_save, sender=User, dispatch_uid="tenancy.password_change.bump")
 def _bump_on_password_change(sender: Any, instance: Any, created: bool, **kwargs: Any) -> None:
     if not created and getattr(instance, "_tenancy_password_changed", False):
-        from tenancy.services import user_password_changed
+        from tenancy.services import user_credentials_changed
 
-        user_password_changed(user=instance)
+        user_credentials_changed(user=instance)
         instance._tenancy_password_changed = False

@@ -83,15 +83,24 @@ def check_token(raw: str) -> AccessToken:
     now = timezone.now()
     if token.revoked_at is not None or (token.expires_at is not None and token.expires_at <= now):
         raise AuthenticationFailedError()
-    membership = token.membership
-    if token.credential_epoch != membership.credential_epoch:
+    ensure_live(token.membership, credential_epoch=token.credential_epoch)
+    _touch(token, now)
+    return token
+
+
+def ensure_live(membership: Membership, *, credential_epoch: int) -> None:
+    """Refuse a credential issued at ``credential_epoch`` unless its membership still stands.
+
+    The one liveness rule for every kind of credential (personal, session, OAuth): the epoch
+    moved on (role or password change, suspension), the membership or user was disabled, or
+    the tenant was suspended → the matching ``AuthenticationFailedError`` subclass.
+    """
+    if credential_epoch != membership.credential_epoch:
         raise CredentialsSupersededError()
     if membership.disabled_at is not None or not membership.user.is_active:
         raise AccountDisabledError()
     if not getattr(membership.tenant, conf.get("TENANT_ACTIVE_FIELD")):
         raise TenantSuspendedError()
-    _touch(token, now)
-    return token
 
 
 def _touch(token: AccessToken, now: datetime) -> None:

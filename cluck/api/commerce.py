@@ -2,9 +2,10 @@
 receivables. Thin: parse the request shape, call one service or selector, render the result.
 
 Money is rendered once, here, as ``{"amount": "<decimal string>", "currency": "<ISO>"}``;
-no response carries an integer minor-unit field. Settlement fields (``paid``,
-``outstanding``) are included only for callers passing ``SALES_ACCESS``, decided by
-``tenancy.evaluate`` — a Worker may sell (``SALES_FLOW``) but does not see settlement.
+no response carries an integer minor-unit field. Every money field of an order (``total``,
+the lines' ``unitPrice``/``lineTotal``, ``paid``, ``outstanding``) is included only for
+callers passing ``SALES_ACCESS`` — the selector decides (``Caller.sees_money``), the same rule
+the MCP tools follow; a Worker may sell (``SALES_FLOW``) but sees no money.
 """
 
 from __future__ import annotations
@@ -24,15 +25,15 @@ from cluck.api.base import ListQuerySerializer, caller_of, decode_cursor
 from cluck.api.shapes import (
     DB_ID_MAX,
     MoneyField,
+    TieredMoneyMixin,
 )
 from cluck.api.shapes import page_response as _page
 from cluck.api.shapes import page_serializer as _page_serializer
 from cluck.api.shapes import problem_responses as _problems
-from cluck.caller import Caller
 from cluck.models import Payment, SalesOrder
-from cluck.roles import SALES_ACCESS, SalesAccess, SalesFlow
+from cluck.roles import SalesAccess, SalesFlow
 from cluck.selectors.customers import CUSTOMER_CURSOR_KEYS, customer_get, customer_list
-from cluck.selectors.orders import ORDER_CURSOR_KEYS, OrderView, sales_order_get, sales_order_list
+from cluck.selectors.orders import ORDER_CURSOR_KEYS, sales_order_get, sales_order_list
 from cluck.selectors.receivables import (
     BALANCE_CURSOR_KEYS,
     customer_balance_page,
@@ -48,7 +49,6 @@ from cluck.services.orders import (
     sales_order_create,
 )
 from cluck.services.payments import payment_record
-from tenancy import evaluate
 
 AMOUNT_PATTERN = r"^[0-9]{1,16}(\.[0-9]{1,4})?$"
 TAG_CUSTOMERS = "customers"
@@ -84,10 +84,6 @@ def _id_param(name: str, description: str) -> OpenApiParameter:
 
 CUSTOMER_ID = _id_param("customer_id", "Customer id.")
 ORDER_ID = _id_param("order_id", "Sales order id.")
-
-
-def _sees_settlement(caller: Caller) -> bool:
-    return evaluate(SALES_ACCESS, caller.actor)
 
 
 # --- customers -------------------------------------------------------------------------------
@@ -227,23 +223,26 @@ class CustomerBalanceListApi(APIView):
 # --- sales orders ----------------------------------------------------------------------------
 
 
-class OrderLineOutputSerializer(serializers.Serializer[Any]):
+_MONEY_TIER = "Only for callers passing SalesAccess."
+
+
+class OrderLineOutputSerializer(TieredMoneyMixin, serializers.Serializer[Any]):
     id = serializers.IntegerField(source="line_id")
     eggGradeId = serializers.IntegerField(source="egg_grade_id")
     gradeName = serializers.CharField(source="grade_name")
     quantity = serializers.IntegerField(help_text="Eggs.")
-    unitPrice = MoneyField(source="unit_price")
-    lineTotal = MoneyField(source="line_total")
+    unitPrice = MoneyField(source="unit_price", required=False, help_text=_MONEY_TIER)
+    lineTotal = MoneyField(source="line_total", required=False, help_text=_MONEY_TIER)
 
 
-class OrderOutputSerializer(serializers.Serializer[Any]):
+class OrderOutputSerializer(TieredMoneyMixin, serializers.Serializer[Any]):
     id = serializers.IntegerField(source="order_id")
     referenceNumber = serializers.CharField(source="reference_number")
     customerId = serializers.IntegerField(source="customer_id")
     customerName = serializers.CharField(source="customer_name")
     status = serializers.ChoiceField(choices=SalesOrder.Status.choices)
     orderDate = serializers.DateField(source="order_date")
-    total = MoneyField()
+    total = MoneyField(required=False, help_text=_MONEY_TIER)
     createdAt = serializers.DateTimeField(source="created_at")
     confirmedAt = serializers.DateTimeField(source="confirmed_at", allow_null=True)
     paid = MoneyField(
@@ -257,14 +256,6 @@ class OrderOutputSerializer(serializers.Serializer[Any]):
         allow_null=True,
         help_text="Total − paid; null unless Confirmed. Only for callers passing SalesAccess.",
     )
-
-    def to_representation(self, instance: OrderView) -> dict[str, Any]:
-        data = dict(super().to_representation(instance))
-        if instance.settlement is None:
-            # Hidden settlement means *absent*, not null: the field is not the caller's to see.
-            data.pop("paid", None)
-            data.pop("outstanding", None)
-        return data
 
 
 class OrderDetailOutputSerializer(OrderOutputSerializer):
@@ -305,7 +296,6 @@ class SalesOrderListApi(APIView):
             to_date=data.get("toDate"),
             limit=data["limit"],
             cursor_position=decode_cursor(data.get("cursor"), keys=ORDER_CURSOR_KEYS),
-            include_settlement=_sees_settlement(caller),
         )
         return Response(_page(page, OrderOutputSerializer))
 
@@ -334,6 +324,11 @@ class SalesOrderCreateApi(APIView):
         operation_id="sales-order-create",
         tags=[TAG_ORDERS],
         summary="Create a Draft order; prices are snapshot in the farm's currency.",
+        description=(
+            "`orderDate` (default: the farm's today) lies within the farm's late-entry grace "
+            "(its `late_entry_days`, default 366) up to its today: "
+            "`SalesOrder.OrderDate.InFuture`, `SalesOrder.OrderDate.TooOld` (400)."
+        ),
         request=InputSerializer,
         responses={201: OrderDetailOutputSerializer, **_problems(400, 404, 409)},
     )
@@ -355,9 +350,7 @@ class SalesOrderCreateApi(APIView):
                 for line in data["lines"]
             ],
         )
-        view = sales_order_get(
-            caller=caller, order_id=order.pk, include_settlement=_sees_settlement(caller)
-        )
+        view = sales_order_get(caller=caller, order_id=order.pk)
         return Response(OrderDetailOutputSerializer(view).data, status=status.HTTP_201_CREATED)
 
 
@@ -373,9 +366,7 @@ class SalesOrderDetailApi(APIView):
     )
     def get(self, request: Request, order_id: int) -> Response:
         caller = caller_of(request)
-        view = sales_order_get(
-            caller=caller, order_id=order_id, include_settlement=_sees_settlement(caller)
-        )
+        view = sales_order_get(caller=caller, order_id=order_id)
         return Response(OrderDetailOutputSerializer(view).data)
 
 
@@ -398,9 +389,7 @@ class SalesOrderConfirmApi(APIView):
     def post(self, request: Request, order_id: int) -> Response:
         caller = caller_of(request)
         sales_order_confirm(caller=caller, order_id=order_id)
-        view = sales_order_get(
-            caller=caller, order_id=order_id, include_settlement=_sees_settlement(caller)
-        )
+        view = sales_order_get(caller=caller, order_id=order_id)
         return Response(OrderDetailOutputSerializer(view).data)
 
 
@@ -472,7 +461,9 @@ class PaymentRecordApi(APIView):
         summary="Record a payment against a Confirmed order (no overpayment).",
         description=(
             "`Payment.OrderNotConfirmed` (422) unless Confirmed; `Payment.Overpayment` (422, "
-            "`outstanding`) when the amount exceeds what is still owed."
+            "`outstanding`) when the amount exceeds what is still owed. `paymentDate` lies "
+            "within the farm's late-entry grace up to its today: "
+            "`Payment.PaymentDate.InFuture`, `Payment.PaymentDate.TooOld` (400)."
         ),
         request=InputSerializer,
         responses={201: PaymentOutputSerializer, **_problems(400, 404, 422)},

@@ -16,20 +16,9 @@ from rest_framework.response import Response
 from rest_framework.views import set_rollback
 
 from cluck.errors import CluckError, FieldError
+from tenancy.problem_handler import drf_code_for
 
 PROBLEM_CONTENT_TYPE = "application/problem+json"
-
-_DRF_CODES = {
-    drf.NotAuthenticated: "Auth.NotAuthenticated",
-    drf.AuthenticationFailed: "Auth.InvalidToken",
-    drf.PermissionDenied: "Auth.Forbidden",
-    drf.NotFound: "Cluck.NotFound",
-    drf.MethodNotAllowed: "Http.MethodNotAllowed",
-    drf.NotAcceptable: "Http.NotAcceptable",
-    drf.UnsupportedMediaType: "Http.UnsupportedMediaType",
-    drf.ParseError: "Http.MalformedBody",
-    drf.Throttled: "Http.RateLimited",
-}
 
 
 def problem(
@@ -131,25 +120,76 @@ def problem_exception_handler(exc: Exception, context: dict[str, Any]) -> Respon
 
 
 def _code_for(exc: drf.APIException) -> str:
-    default = getattr(type(exc), "default_code", "")
-    if isinstance(default, str) and "." in default:
-        return default
-    for cls, code in _DRF_CODES.items():
-        if isinstance(exc, cls):
-            return code
-    return "Http.Error"
+    # The farm's 404 code predates tenancy's neutral "Http.NotFound"; codes are never renamed.
+    return "Cluck.NotFound" if isinstance(exc, drf.NotFound) else drf_code_for(exc)
 
 
 def _public_data(exc: CluckError) -> dict[str, Any]:
     return {key: value for key, value in exc.data.items() if not key.startswith("_")}
 
 
-def not_found_view(request: Any, exception: Exception | None = None) -> Any:
-    """``handler404``: problem JSON under the API and MCP paths, Django's page elsewhere."""
-    from django.views.defaults import page_not_found
+API_PREFIX = "/api/"
 
+_API_PROBLEMS: dict[int, tuple[str, str]] = {
+    400: ("Http.BadRequest", "Bad request."),
+    403: ("Auth.Forbidden", "Forbidden."),
+    404: ("Cluck.NotFound", "Not found."),
+    500: ("Http.InternalError", "Internal server error."),
+    503: ("Http.DatabaseUnavailable", "The database cannot be reached; retry shortly."),
+}
+
+
+def _json_error_page(request: Any, status: int) -> Any:
+    """The error page in the endpoint's own shape: JSON-RPC for ``/mcp``, problem JSON under
+    ``/api/``; ``None`` elsewhere (the admin keeps Django's HTML pages)."""
+    from mcp_tools.error_pages import RETRY_AFTER_SECONDS, mcp_error_page, outage_status
     from tenancy.problems import problem_response
 
-    if request.path.startswith(("/api/", "/mcp")):
-        return problem_response(status=404, code="Cluck.NotFound", title="Not found.")
-    return page_not_found(request, exception or Exception("not found"))
+    page = mcp_error_page(request, status)
+    if page is not None:
+        return page
+    if not request.path_info.startswith(API_PREFIX):
+        return None
+    status = outage_status(status)
+    code, title = _API_PROBLEMS[status]
+    headers = {"Retry-After": str(RETRY_AFTER_SECONDS)} if status == 503 else None
+    return problem_response(status=status, code=code, title=title, headers=headers)
+
+
+def bad_request_view(request: Any, exception: Exception | None = None) -> Any:
+    """``handler400`` (a spoofed ``Host`` is ``DisallowedHost``, answered here)."""
+    from django.views.defaults import bad_request
+
+    return _json_error_page(request, 400) or bad_request(request, exception or Exception())
+
+
+def permission_denied_view(request: Any, exception: Exception | None = None) -> Any:
+    """``handler403``."""
+    from django.views.defaults import permission_denied
+
+    return _json_error_page(request, 403) or permission_denied(request, exception or Exception())
+
+
+def not_found_view(request: Any, exception: Exception | None = None) -> Any:
+    """``handler404``."""
+    from django.views.defaults import page_not_found
+
+    return _json_error_page(request, 404) or page_not_found(
+        request, exception or Exception("not found")
+    )
+
+
+def server_error_view(request: Any) -> Any:
+    """``handler500``: 503 with ``Retry-After`` when the database cannot be reached."""
+    from django.views.defaults import server_error
+
+    from mcp_tools.error_pages import RETRY_AFTER_SECONDS, outage_status
+
+    page = _json_error_page(request, 500)
+    if page is not None:
+        return page
+    response = server_error(request)
+    if outage_status(500) == 503:
+        response.status_code = 503
+        response["Retry-After"] = str(RETRY_AFTER_SECONDS)
+    return response

@@ -22,6 +22,7 @@ from cluck.api.base import ListQuerySerializer, caller_of, decode_cursor
 from cluck.api.shapes import (
     DB_ID_MAX,
     MoneyField,
+    TieredMoneyMixin,
 )
 from cluck.api.shapes import page_response as _page
 from cluck.api.shapes import page_serializer as _page_serializer
@@ -116,7 +117,7 @@ class FlockDetailApi(APIView):
 # --- egg grades --------------------------------------------------------------------------------
 
 
-class EggGradeOutputSerializer(serializers.Serializer[Any]):
+class EggGradeOutputSerializer(TieredMoneyMixin, serializers.Serializer[Any]):
     id = serializers.IntegerField(source="egg_grade_id")
     name = serializers.CharField()
     gradeType = serializers.ChoiceField(source="grade_type", choices=EggGrade.GradeType.choices)
@@ -130,7 +131,11 @@ class EggGradeOutputSerializer(serializers.Serializer[Any]):
     recordable = serializers.BooleanField(
         source="is_recordable", help_text="May appear on a daily entry's grade lines."
     )
-    unitPrice = MoneyField(source="unit_price", help_text="List price per egg.")
+    unitPrice = MoneyField(
+        source="unit_price",
+        required=False,
+        help_text="List price per egg. Only for callers passing SalesAccess.",
+    )
 
 
 class EggGradeListApi(APIView):
@@ -318,7 +323,11 @@ class DailyEntryRecordApi(APIView):
         description=(
             "Upserts on (farm, house, flock, date). Recording leaves a Draft; submit it to put "
             "the eggs in stock. 201 with `Location` when a Draft was created, 200 when the "
-            "existing Draft was updated."
+            "existing Draft was updated. The date lies between the flock's placement "
+            "(`DailyEntry.DateBeforePlacement`, 422) and the farm's today "
+            "(`DailyEntry.Date.NotFuture`, 400), within the farm's late-entry grace "
+            "(`DailyEntry.Date.TooOld`, 400); mortality never exceeds the birds alive "
+            "(`DailyEntry.MortalityExceedsBirdsAlive`, 422, checked again at submit)."
         ),
         request=InputSerializer,
         responses={

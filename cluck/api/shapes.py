@@ -44,6 +44,21 @@ class MoneyField(serializers.Field):
         return value.as_json()
 
 
+class TieredMoneyMixin:
+    """For output serializers of views that carry money only for the money tier
+    (``Caller.sees_money``, decided by the selector): when the instance's ``money_visible``
+    is false, every ``MoneyField`` is left out — absent, never null: the field is not the
+    caller's to see, which is also how the MCP tools show it."""
+
+    def to_representation(self, instance: Any) -> Any:
+        data = super().to_representation(instance)  # type: ignore[misc]
+        if not instance.money_visible:
+            for name, field in self.fields.items():  # type: ignore[attr-defined]
+                if isinstance(field, MoneyField):
+                    data.pop(name, None)
+        return data
+
+
 class FieldProblemSerializer(serializers.Serializer[Any]):
     field = serializers.CharField()
     code = serializers.CharField()

@@ -24,6 +24,13 @@ class Farm(models.Model):
         default=2, validators=[MaxValueValidator(4)]
     )
     time_zone = models.CharField(max_length=64, default="UTC")
+    # The farm's grace for late entry: a production day, an order or a payment may be dated
+    # at most this many days before the farm's today (never after it).
+    late_entry_days = models.PositiveSmallIntegerField(
+        default=366,
+        validators=[MaxValueValidator(3660)],
+        help_text="How many days back a production day, an order or a payment may be dated.",
+    )
     is_active = models.BooleanField(default=True)
     created_at = models.DateTimeField(default=timezone.now)
 
@@ -35,6 +42,11 @@ class Farm(models.Model):
         from zoneinfo import ZoneInfo
 
         return timezone.now().astimezone(ZoneInfo(self.time_zone)).date()
+
+    def earliest_entry_date(self, today: dt.date) -> dt.date:
+        """The oldest business date the farm still accepts on ``today`` (its late-entry
+        grace); production days, order dates and payment dates lie in [this, today]."""
+        return today - dt.timedelta(days=self.late_entry_days)
 
 
 class House(TenantOwned):

@@ -37,9 +37,10 @@ class EggGradeView:
     sort_order: int
     is_saleable: bool
     is_active: bool
-    unit_price: Money
+    unit_price: Money | None  # the list price; None when hidden (Caller.sees_money)
     # Whether a daily entry's grade lines may name it (active, saleable, Manual kind).
     is_recordable: bool
+    money_visible: bool
 
 
 def is_recordable(grade: EggGrade) -> bool:
@@ -57,8 +58,9 @@ def _view(grade: EggGrade, caller: Caller) -> EggGradeView:
         sort_order=grade.sort_order,
         is_saleable=grade.is_saleable,
         is_active=grade.is_active,
-        unit_price=Money.of(grade.unit_price_minor, caller.farm),
+        unit_price=Money.of(grade.unit_price_minor, caller.farm) if caller.sees_money else None,
         is_recordable=is_recordable(grade),
+        money_visible=caller.sees_money,
     )
 
 

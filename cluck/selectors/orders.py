@@ -1,8 +1,9 @@
 """Sales-order reads: newest-first keyset list and one order with its lines.
 
-Settlement (what has been paid, what is outstanding) is the money tier's business. Callers
-decide ``include_settlement`` by evaluating ``SALES_ACCESS`` through ``tenancy.evaluate``; when it
-is false the query never touches the payments table (brief §6.9, settlement scope "Hidden").
+Money — the total, line prices and totals, settlement (what has been paid, what is
+outstanding) — is the money tier's business, decided here by ``Caller.sees_money`` (one rule for
+REST and MCP). For anyone else the money fields are ``None`` and the query never touches the
+payments table (brief §6.9, settlement scope "Hidden").
 """
 
 from __future__ import annotations
@@ -51,14 +52,16 @@ class OrderLineView:
     egg_grade_id: int
     grade_name: str
     quantity: int
-    unit_price: Money
-    line_total: Money
+    unit_price: Money | None  # None: hidden from the caller (Caller.sees_money)
+    line_total: Money | None
+    money_visible: bool
 
 
 @dataclass(frozen=True)
 class OrderView:
-    """An order as every edge shows it. ``settlement`` is ``None`` when hidden from the caller;
-    ``lines`` is ``None`` when they were not asked for."""
+    """An order as every edge shows it. When the caller may not see money (``money_visible``
+    false) ``total``, ``settlement`` and the lines' prices are ``None`` — an edge leaves the
+    fields out, it never shows them as null. ``lines`` is ``None`` when not asked for."""
 
     order_id: int
     reference_number: str
@@ -66,11 +69,12 @@ class OrderView:
     customer_name: str
     status: str
     order_date: dt.date
-    total: Money
+    total: Money | None
     created_at: dt.datetime
     confirmed_at: dt.datetime | None
     settlement: Settlement | None
     lines: list[OrderLineView] | None
+    money_visible: bool
 
 
 def paid_minor_subquery(caller: Caller) -> Subquery:
@@ -84,9 +88,9 @@ def paid_minor_subquery(caller: Caller) -> Subquery:
     )
 
 
-def _orders(caller: Caller, *, include_settlement: bool, include_lines: bool) -> QuerySet[Any]:
+def _orders(caller: Caller, *, money: bool, include_lines: bool) -> QuerySet[Any]:
     qs = SalesOrder.objects.for_tenant(caller.tenant).annotate(customer_name=F("customer__name"))
-    if include_settlement:
+    if money:
         qs = qs.annotate(paid_minor=Coalesce(paid_minor_subquery(caller), Value(0)))
     if include_lines:
         qs = qs.prefetch_related(
@@ -102,9 +106,9 @@ def _money(order: SalesOrder, minor: int) -> Money:
     return Money(int(minor), order.currency_code, order.currency_minor_unit)
 
 
-def _view(order: Any, *, include_settlement: bool, include_lines: bool) -> OrderView:
+def _view(order: Any, *, money: bool, include_lines: bool) -> OrderView:
     settlement = None
-    if include_settlement:
+    if money:
         paid = _money(order, order.paid_minor)
         outstanding = (
             _money(order, order.total_minor - order.paid_minor)
@@ -120,8 +124,9 @@ def _view(order: Any, *, include_settlement: bool, include_lines: bool) -> Order
                 egg_grade_id=line.grade_id,
                 grade_name=line.grade.name,
                 quantity=line.quantity,
-                unit_price=_money(order, line.unit_price_minor),
-                line_total=_money(order, line.line_total_minor),
+                unit_price=_money(order, line.unit_price_minor) if money else None,
+                line_total=_money(order, line.line_total_minor) if money else None,
+                money_visible=money,
             )
             for line in order.lines.all()
         ]
@@ -132,11 +137,12 @@ def _view(order: Any, *, include_settlement: bool, include_lines: bool) -> Order
         customer_name=order.customer_name,
         status=order.status,
         order_date=order.order_date,
-        total=_money(order, order.total_minor),
+        total=_money(order, order.total_minor) if money else None,
         created_at=order.created_at,
         confirmed_at=order.confirmed_at,
         settlement=settlement,
         lines=lines,
+        money_visible=money,
     )
 
 
@@ -171,7 +177,6 @@ def sales_order_list(
     to_date: dt.date | None = None,
     limit: int,
     cursor_position: dict[str, Any] | None = None,
-    include_settlement: bool,
     include_lines: bool = False,
 ) -> Page[OrderView]:
     """Orders of the caller's farm, newest first (order date, then id, descending).
@@ -183,7 +188,8 @@ def sales_order_list(
     """
     check_limit(limit)
     _check_filters(status, from_date, to_date)
-    qs = _orders(caller, include_settlement=include_settlement, include_lines=include_lines)
+    money = caller.sees_money
+    qs = _orders(caller, money=money, include_lines=include_lines)
     if status is not None:
         qs = qs.filter(status=status)
     if customer_id is not None:
@@ -202,13 +208,11 @@ def sales_order_list(
         rows,
         limit=limit,
         position_of=lambda o: {"orderDate": o.order_date.isoformat(), "id": o.pk},
-        project=lambda o: _view(
-            o, include_settlement=include_settlement, include_lines=include_lines
-        ),
+        project=lambda o: _view(o, money=money, include_lines=include_lines),
     )
 
 
-def sales_order_get(*, caller: Caller, order_id: int, include_settlement: bool) -> OrderView:
+def sales_order_get(*, caller: Caller, order_id: int) -> OrderView:
     """One order of the caller's farm with its lines.
 
     Raises:
@@ -216,11 +220,8 @@ def sales_order_get(*, caller: Caller, order_id: int, include_settlement: bool) 
     """
     if not is_db_id(order_id):
         raise SalesOrderNotFoundError()
-    order = (
-        _orders(caller, include_settlement=include_settlement, include_lines=True)
-        .filter(pk=order_id)
-        .first()
-    )
+    money = caller.sees_money
+    order = _orders(caller, money=money, include_lines=True).filter(pk=order_id).first()
     if order is None:
         raise SalesOrderNotFoundError()
-    return _view(order, include_settlement=include_settlement, include_lines=True)
+    return _view(order, money=money, include_lines=True)

@@ -5,9 +5,13 @@ from __future__ import annotations
 
 import datetime as dt
 import re
+from typing import TYPE_CHECKING
 
 from cluck.errors import FieldError
 from cluck.money import parse_amount
+
+if TYPE_CHECKING:
+    from cluck.models import Farm
 
 # Largest money value (minor units) a single amount, line or order may reach: far below the
 # BIGINT ceiling so that sums over many orders cannot overflow either.
@@ -106,3 +110,17 @@ class FieldErrors:
     ) -> None:
         if value > today:
             self.add(field, code, f"{label} cannot be after the farm's today ({today}).")
+
+    def not_too_old(
+        self, value: dt.date, *, farm: Farm, today: dt.date, field: str, code: str, label: str
+    ) -> None:
+        """The farm's late-entry grace: ``value`` no earlier than ``late_entry_days`` before
+        ``today`` (``Farm.earliest_entry_date``)."""
+        earliest = farm.earliest_entry_date(today)
+        if value < earliest:
+            self.add(
+                field,
+                code,
+                f"{label} cannot be before {earliest} (the farm accepts entries up to "
+                f"{farm.late_entry_days} days late).",
+            )

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from django.db import IntegrityError, transaction
-from django.db.models import F
+from django.db.models import F, Sum
 from django.utils import timezone
 
 from cluck.caller import Caller
@@ -68,6 +68,23 @@ class DailyEntryFlockNotActiveError(CluckError):
     code = "DailyEntry.FlockNotActive"
     http_status = 422
     default_message = "The flock does not accept production on that date."
+
+
+class DailyEntryDateBeforePlacementError(CluckError):
+    """``data["placementDate"]``: the flock's placement date, the earliest recordable day."""
+
+    code = "DailyEntry.DateBeforePlacement"
+    http_status = 422
+    default_message = "The flock had not been placed yet on that date."
+
+
+class DailyEntryMortalityExceedsBirdsError(CluckError):
+    """``data["birdsAlive"]``, ``data["mortalityCount"]``: a flock cannot lose more birds than
+    it has."""
+
+    code = "DailyEntry.MortalityExceedsBirdsAlive"
+    http_status = 422
+    default_message = "Mortality exceeds the birds alive in the flock."
 
 
 class DailyEntryUnknownGradeError(CluckError):
@@ -156,8 +173,18 @@ def validate_record(
         fail("flockId", "DailyEntry.FlockId.Required", "A flock id is required.")
     if not isinstance(date, dt.date) or isinstance(date, dt.datetime):
         fail("date", "DailyEntry.Date.Required", "A calendar date is required.")
-    elif caller.tenant.is_resolved and date > caller.farm.today():
-        fail("date", "DailyEntry.Date.NotFuture", "Entry date cannot be in the future.")
+    elif caller.tenant.is_resolved:
+        today = caller.farm.today()
+        earliest = caller.farm.earliest_entry_date(today)
+        if date > today:
+            fail("date", "DailyEntry.Date.NotFuture", "Entry date cannot be in the future.")
+        elif date < earliest:
+            fail(
+                "date",
+                "DailyEntry.Date.TooOld",
+                f"Entry date cannot be before {earliest} (the farm accepts entries up to "
+                f"{caller.farm.late_entry_days} days late).",
+            )
 
     counts_ok = True
     for attr, field, name, ceiling in _COUNTERS:
@@ -250,6 +277,7 @@ def daily_entry_record(
         FlockScopeNotAssignedError: a restricted Worker, flock outside their assignments (422).
         FlockNotFoundError: missing or another farm's flock (404).
         DailyEntryHouseMismatchError, DailyEntryFlockNotActiveError,
+        DailyEntryDateBeforePlacementError, DailyEntryMortalityExceedsBirdsError,
         DailyEntryUnknownGradeError, DailyEntryGradesExceedTotalError: 422.
         DailyEntryImmutableError: the day's entry is no longer a draft (409).
     """
@@ -281,6 +309,8 @@ def daily_entry_record(
         raise DailyEntryHouseMismatchError(houseId=house_id, flockHouseId=flock.house_id)
     if not flock.can_record_production_on(date):
         raise _not_active(flock, date)
+    _check_production_day(flock, date)
+    _check_mortality(caller, flock, mortality_count)
     grade_ids = [line.egg_grade_id for line in grades] if grades is not None else []
     _check_grades(caller, grade_ids)  # type: ignore[arg-type]
 
@@ -310,6 +340,41 @@ def daily_entry_record(
             details=_audit_details(entry, grades),
         )
     return RecordResult(entry=entry, created=created)
+
+
+def _check_production_day(flock: Flock, date: dt.date) -> None:
+    """A production day lies on or after the flock's placement (the upper bound, the farm's
+    today, is the validator's)."""
+    if date < flock.placement_date:
+        raise DailyEntryDateBeforePlacementError(
+            f"Flock {flock.name!r} (#{flock.pk}) was placed on {flock.placement_date}; "
+            f"production cannot be recorded for {date.isoformat()}.",
+            placementDate=flock.placement_date.isoformat(),
+            date=date.isoformat(),
+        )
+
+
+def birds_alive(caller: Caller, flock: Flock) -> int:
+    """Initial count − Σ bird movements (mortality, culls, adjustments) of ``flock``."""
+    moved = (
+        BirdMovement.objects.for_tenant(caller.tenant)
+        .filter(flock_id=flock.pk)
+        .aggregate(total=Sum("quantity"))["total"]
+    )
+    return int(flock.initial_count - (moved or 0))
+
+
+def _check_mortality(caller: Caller, flock: Flock, mortality: int) -> None:
+    """Birds leaving a flock (mortality now; culls and adjustments too, when they are
+    recorded) never exceed the birds alive. Call it holding the flock's row lock."""
+    alive = birds_alive(caller, flock)
+    if mortality > alive:
+        raise DailyEntryMortalityExceedsBirdsError(
+            f"Flock {flock.name!r} (#{flock.pk}) has {alive} birds alive; mortality "
+            f"{mortality} exceeds it.",
+            birdsAlive=alive,
+            mortalityCount=mortality,
+        )
 
 
 def _not_active(flock: Flock, date: dt.date) -> DailyEntryFlockNotActiveError:
@@ -443,6 +508,8 @@ def daily_entry_submit(*, caller: Caller, entry_id: int) -> DailyEntry:
         DailyEntryNotFoundError: missing or another farm's entry (404).
         FlockScopeNotAssignedError: a restricted Worker, entry of an unassigned flock (422).
         DailyEntryNotDraftError: already submitted (409).
+        DailyEntryDateBeforePlacementError: the day precedes the flock's placement (422).
+        DailyEntryMortalityExceedsBirdsError: more deaths than birds alive (422).
         DailyEntryGradesNotReconciledError: graded ≠ sellable (422).
         DailyEntryVersionConflictError: lost a race with another writer (409).
     """
@@ -455,6 +522,14 @@ def daily_entry_submit(*, caller: Caller, entry_id: int) -> DailyEntry:
     flock_scope_check(caller=caller, flock_id=entry.flock_id)
     if entry.status != DailyEntry.Status.DRAFT:
         raise DailyEntryNotDraftError(entryStatus=entry.status)
+    flock = Flock.objects.for_tenant(caller.tenant).get(pk=entry.flock_id)
+    _check_production_day(flock, entry.date)
+    if entry.mortality_count > 0:
+        # Birds leave the flock: its row lock (taken before the entry's, as record does)
+        # serializes every writer of its bird movements, so two submits of one flock's days
+        # cannot both fit under the birds alive.
+        flock = Flock.objects.for_tenant(caller.tenant).select_for_update().get(pk=flock.pk)
+        _check_mortality(caller, flock, entry.mortality_count)
     lines = list(entry.lines.order_by("id"))
     graded = sum(line.quantity for line in lines)
     if graded != entry.sellable_eggs:

@@ -100,7 +100,9 @@ def sales_order_create(
     ``reference_number`` is for seeders and imports; by default it is ``SO-<id>``.
 
     Raises:
-        FieldError: every failing line field (``lines[2].quantity``, ``lines[0].unitPrice``, …).
+        FieldError: every failing line field (``lines[2].quantity``, ``lines[0].unitPrice``, …)
+            and the order date, which lies within the farm's late-entry grace up to its today
+            (``SalesOrder.OrderDate.InFuture``, ``SalesOrder.OrderDate.TooOld``).
         CustomerNotFoundError: the customer is missing or on another farm.
         SalesOrderReferenceTakenError: the given reference number is in use on this farm.
     """
@@ -121,6 +123,23 @@ def sales_order_create(
             required=True,
             label="Reference number",
         )
+    today = farm.today()
+    ordered_on = order_date or today
+    errors.not_future(
+        ordered_on,
+        today=today,
+        field="orderDate",
+        code="SalesOrder.OrderDate.InFuture",
+        label="Order date",
+    )
+    errors.not_too_old(
+        ordered_on,
+        farm=farm,
+        today=today,
+        field="orderDate",
+        code="SalesOrder.OrderDate.TooOld",
+        label="Order date",
+    )
     grade_ids = {line.egg_grade_id for line in lines if is_db_id(line.egg_grade_id)}
     grades = {g.pk: g for g in EggGrade.objects.for_tenant(caller.tenant).filter(pk__in=grade_ids)}
     planned: list[tuple[EggGrade, int, int, int]] = []
@@ -176,7 +195,7 @@ def sales_order_create(
         "farm": farm,
         "customer": customer,
         "reference_number": reference or f"tmp-{uuid.uuid4().hex[:24]}",
-        "order_date": order_date or farm.today(),
+        "order_date": ordered_on,
         "total_minor": total,
         "currency_code": farm.currency_code,
         "currency_minor_unit": farm.currency_minor_unit,

@@ -53,7 +53,9 @@ def payment_record(
 
     Raises:
         SalesOrderNotFoundError: missing, or on another farm.
-        FieldError: every failing field (``amount``, ``method``, ``paymentDate``, …).
+        FieldError: every failing field (``amount``, ``method``, ``paymentDate``, …); the
+            payment date lies within the farm's late-entry grace up to its today
+            (``Payment.PaymentDate.InFuture``, ``Payment.PaymentDate.TooOld``).
         PaymentOrderNotConfirmedError: the order is not Confirmed (422).
         PaymentOverpaymentError: the amount exceeds what is outstanding (422).
     """
@@ -86,6 +88,14 @@ def payment_record(
         today=today,
         field="paymentDate",
         code="Payment.PaymentDate.InFuture",
+        label="Payment date",
+    )
+    errors.not_too_old(
+        paid_on,
+        farm=caller.farm,
+        today=today,
+        field="paymentDate",
+        code="Payment.PaymentDate.TooOld",
         label="Payment date",
     )
     clean_reference = errors.text(

@@ -85,3 +85,36 @@ def test_hot_queries_are_prepared_on_postgresql() -> None:
             ["%tenancy_accesstoken%"],
         )
         assert cursor.fetchone()[0] >= 1
+
+
+def test_a_declared_oversized_body_is_refused_before_the_handler_reads_it() -> None:
+    """``Content-Length`` over the route's cap: 413 without a single ``receive`` call, so the
+    body is neither read nor spooled to a temporary file, and the connection is closed.
+
+    Mutation: drop the ``declared > limit`` refusal in ``SyncMiddlewareASGIHandler.handle``
+    → red (Django's ``read_body`` calls ``receive``).
+    """
+    received: list[Any] = []
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        received.append(1)
+        return {"type": "http.request", "body": b"{}", "more_body": False}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    scope = {
+        "type": "http",
+        "method": "POST",
+        "path": "/mcp",
+        "root_path": "",
+        "query_string": b"",
+        "headers": [(b"content-length", b"52428800"), (b"content-type", b"application/json")],
+        "client": ("127.0.0.1", 1),
+        "server": ("127.0.0.1", 8000),
+    }
+    asyncio.run(application(scope, receive, send))
+    assert received == []
+    assert sent[0]["status"] == 413
+    assert (b"connection", b"close") in sent[0]["headers"]

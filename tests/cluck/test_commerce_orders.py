@@ -27,6 +27,7 @@ from tests.factories import (
     CustomerFactory,
     FarmFactory,
     SaleGradeFactory,
+    person_caller,
     sellable_lot,
     token_client,
     write_headers,
@@ -69,12 +70,13 @@ def test_create_snapshots_prices_and_currency_and_audits(farm: Any) -> None:
     other = SaleGradeFactory.create(farm=farm)
     customer = CustomerFactory.create(farm=farm)
     client = token_client(farm=farm, roles=["Sales"])
+    taken_on = days_ago(farm, 30).isoformat()
 
     response = client.post(
         reverse("sales-order-create"),
         {
             "customerId": customer.pk,
-            "orderDate": "2026-03-01",
+            "orderDate": taken_on,
             "lines": [
                 {"eggGradeId": grade.pk, "quantity": 30},
                 {"eggGradeId": other.pk, "quantity": 12, "unitPrice": "12.50"},
@@ -87,7 +89,7 @@ def test_create_snapshots_prices_and_currency_and_audits(farm: Any) -> None:
     assert response.status_code == 201, response.content
     body = response.json()
     assert body["status"] == "Draft"
-    assert body["orderDate"] == "2026-03-01"
+    assert body["orderDate"] == taken_on
     assert body["referenceNumber"] == f"SO-{body['id']:06d}"
     assert body["customerName"] == customer.name
     assert body["total"] == {"amount": "405.00", "currency": "PHP"}  # 30×8.50 + 12×12.50
@@ -297,7 +299,9 @@ def test_confirm_twice_is_not_draft_and_an_empty_draft_has_no_items(
 # --- settlement visibility -------------------------------------------------------------------
 
 
-def test_worker_sells_but_never_sees_settlement(farm: Any, caller: Caller) -> None:
+def test_worker_sells_but_never_sees_money(farm: Any, caller: Caller) -> None:
+    """Money is the money tier's on every route (``Caller.sees_money``): a Worker's order
+    answers carry no total, settlement or line prices — absent, not null."""
     grade = SaleGradeFactory.create(farm=farm)
     sellable_lot(grade=grade, quantity=100, production_date=days_ago(farm, 1))
     customer = CustomerFactory.create(farm=farm)
@@ -323,28 +327,32 @@ def test_worker_sells_but_never_sees_settlement(farm: Any, caller: Caller) -> No
         *worker.get(reverse("sales-order-list")).json()["items"],
     ]
     for view in views:
-        assert "paid" not in view and "outstanding" not in view
-        assert view["total"] == {"amount": "85.00", "currency": "PHP"}
+        assert not {"total", "paid", "outstanding"} & set(view)
+        for line in view.get("lines", []):
+            assert not {"unitPrice", "lineTotal"} & set(line)
 
     sales = token_client(farm=farm, roles=["Sales"])
     detail = sales.get(reverse("sales-order-detail", args=[order_id])).json()
+    assert detail["total"] == {"amount": "85.00", "currency": "PHP"}
+    assert detail["lines"][0]["unitPrice"] == {"amount": "8.50", "currency": "PHP"}
     assert detail["paid"] == {"amount": "20.00", "currency": "PHP"}
     assert detail["outstanding"] == {"amount": "65.00", "currency": "PHP"}
 
 
 def test_hidden_settlement_queries_never_touch_payments(farm: Any, caller: Caller) -> None:
-    """Mutation: always annotate ``paid_minor`` in ``_orders`` (ignore ``include_settlement``)
-    → red."""
+    """Mutation: always annotate ``paid_minor`` in ``_orders`` (ignore ``money``) → red."""
     grade = SaleGradeFactory.create(farm=farm)
     sellable_lot(grade=grade, quantity=100, production_date=days_ago(farm, 1))
     order = draft(caller, CustomerFactory.create(farm=farm), (grade, 10))
     sales_order_confirm(caller=caller, order_id=order.pk)
     payment_table = "cluck_payment"
 
+    worker = person_caller(farm=farm, roles=[])
+    sales = person_caller(farm=farm, roles=["Sales"])
     with CaptureQueriesContext(connection) as hidden:
-        sales_order_list(caller=caller, limit=10, include_settlement=False, include_lines=True)
+        sales_order_list(caller=worker, limit=10, include_lines=True)
     with CaptureQueriesContext(connection) as shown:
-        sales_order_list(caller=caller, limit=10, include_settlement=True)
+        sales_order_list(caller=sales, limit=10)
 
     assert not any(payment_table in q["sql"] for q in hidden.captured_queries)
     assert any(payment_table in q["sql"] for q in shown.captured_queries)

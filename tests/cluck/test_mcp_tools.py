@@ -77,6 +77,12 @@ def _record_args(flock: Any, key: str, **overrides: Any) -> dict[str, Any]:
     return args
 
 
+def _past(days: int) -> str:
+    """A farm-local day after the demo flocks' placement, before the seeded (submitted) days
+    and within the farm's late-entry grace."""
+    return (sunrise().today() - dt.timedelta(days=days)).isoformat()
+
+
 def _actions(entry_id: int) -> list[str]:
     return list(
         AuditEvent.objects.for_tenant(sunrise())
@@ -230,7 +236,7 @@ def test_replay_writes_no_second_audit_row(owner: Tools) -> None:
     ``mcp_tools.calls.run_write`` (every call a fresh claim) → red: the second call re-runs
     the handler and writes a ``DailyEntry.Update`` row. (An entry count cannot catch this:
     the handler upserts.)"""
-    args = _record_args(_flock("House 1 White").pk, "replay-1", date="2026-01-20")
+    args = _record_args(_flock("House 1 White").pk, "replay-1", date=_past(40))
     first = owner.ok("cluck_record_daily_entry", args)
     second = owner.ok("cluck_record_daily_entry", args)
     assert first["replayed"] is False and second["replayed"] is True
@@ -242,7 +248,7 @@ def test_replay_writes_no_second_audit_row(owner: Tools) -> None:
 
 def test_same_key_with_other_arguments_is_refused(owner: Tools) -> None:
     """Guard 22. Mutation: drop the fingerprint comparison in ``IdempotentUnit`` → red."""
-    args = _record_args(_flock("House 1 White").pk, "reuse-1", date="2026-01-21")
+    args = _record_args(_flock("House 1 White").pk, "reuse-1", date=_past(41))
     entry_id = owner.ok("cluck_record_daily_entry", args)["dailyEntryId"]
     error = owner.error("cluck_record_daily_entry", {**args, "totalEggs": 901})
     assert error["code"] == "Idempotency.KeyReused"
@@ -257,7 +263,7 @@ def test_the_two_write_tools_never_collide_on_the_same_key(owner: Tools) -> None
         _record_args(
             _flock("House 1 White").pk,
             "shared-key",
-            date="2026-01-22",
+            date=_past(42),
             crackedEggs=0,
             dirtyEggs=0,
             totalEggs=0,
@@ -297,7 +303,7 @@ def test_http_and_mcp_keys_never_alias(owner: Tools) -> None:
     flock = _flock("House 1 White")
     body = {
         "flockId": flock.pk,
-        "date": "2026-01-23",
+        "date": _past(43),
         "totalEggs": 10,
         "crackedEggs": 0,
         "dirtyEggs": 0,
@@ -388,7 +394,7 @@ def test_a_hillside_token_reads_nothing_of_sunrise_through_any_tool(demo: dict[s
         ("cluck_list_daily_entries", {"flock": "House 1 White"}),
         ("cluck_list_orders", {"orderId": order.pk}),
         ("cluck_list_orders", {"customer": customer.name}),
-        ("cluck_record_daily_entry", _record_args(flock_ids[0], "x-1", date="2026-01-10")),
+        ("cluck_record_daily_entry", _record_args(flock_ids[0], "x-1", date=_past(44))),
         ("cluck_submit_daily_entry", {"idempotencyKey": "x-2", "dailyEntryId": entry.pk}),
     ]
     seen_tools = {name for name, _ in calls}
@@ -404,7 +410,7 @@ def test_a_hillside_token_reads_nothing_of_sunrise_through_any_tool(demo: dict[s
         if "flock" in arguments or "orderId" in arguments or "dailyEntryId" in arguments:
             assert result["isError"] is True, (name, result)
             assert tool_error(result)["code"].endswith("NotFound"), result
-    assert not DailyEntry.objects.unscoped("test").filter(date="2026-01-10").exists()
+    assert not DailyEntry.objects.unscoped("test").filter(date=_past(44)).exists()
 
 
 # --- guards 28, 31, 31b: money shape and bounds ----------------------------------------------

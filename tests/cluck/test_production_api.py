@@ -208,7 +208,7 @@ ID_ROUTES: dict[str, tuple[Callable[[APIClient, int], Any], Callable[[World], in
             reverse("daily-entry-record"),
             {
                 "flockId": i,
-                "date": "2026-01-10",
+                "date": (dt.date.today() - dt.timedelta(days=2)).isoformat(),
                 "totalEggs": 0,
                 "crackedEggs": 0,
                 "dirtyEggs": 0,

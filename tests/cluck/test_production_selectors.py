@@ -183,6 +183,7 @@ def test_egg_grades_are_listed_in_display_order_with_prices_as_money(farm: Farm)
         "Internal Use",
     ]
     large = page.items[2]
+    assert large.unit_price is not None
     assert large.unit_price.as_json() == {"amount": "9.50", "currency": "PHP"}
     assert [g.name for g in page.items if g.is_recordable] == [
         "Small",

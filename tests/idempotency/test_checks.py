@@ -29,6 +29,7 @@ def test_the_shipped_settings_pass() -> None:
         ("IDEMPOTENCY_USER_ID_FUNCTION", 42, "idempotency.E006"),
         ("IDEMPOTENCY_MAX_KEY_LENGTH", 0, "idempotency.E007"),
         ("IDEMPOTENCY_USER_SCOPED_PATH_PREFIXES", "/api/v1/me", "idempotency.E008"),
+        ("IDEMPOTENCY_AUTHORIZE_FUNCTION", "nowhere.to.be.found", "idempotency.E009"),
     ],
 )
 def test_bad_settings_are_reported(setting: str, value: Any, check_id: str) -> None:

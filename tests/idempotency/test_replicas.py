@@ -75,13 +75,13 @@ def replica_urls(django_db_setup: Any) -> Iterator[list[str]]:
     ]
     urls = [f"http://127.0.0.1:{port}" for port in ports]
     try:
-        deadline = time.monotonic() + 30
+        deadline = time.monotonic() + 90
         for url, process in zip(urls, processes, strict=True):
             while True:
                 if process.poll() is not None:
                     raise RuntimeError(f"server died: {process.stderr.read().decode()[-2000:]}")  # type: ignore[union-attr]
                 try:
-                    httpx.get(url + "/api/v1/me/", timeout=1)
+                    httpx.get(url + "/api/v1/me/", timeout=5)
                     break
                 except httpx.TransportError:
                     if time.monotonic() > deadline:

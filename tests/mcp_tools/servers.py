@@ -6,10 +6,12 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import httpx
 from django.db import connection
@@ -30,11 +32,29 @@ def test_database_url() -> str:
     return _with_database(os.environ["DATABASE_URL"], connection.settings_dict["NAME"])
 
 
+# What ./scripts/serve runs: uvicorn's httptools parser with a bounded request head.
+UVICORN_HTTP = "mcp_tools.uvicorn_http:BoundedHttpToolsProtocol"
+
+
+class ServerURL(str):
+    """The base URL of a running server; ``process`` is its ``subprocess.Popen``."""
+
+    process: subprocess.Popen[bytes]
+    log: Any  # the server's stderr (a temporary file)
+
+
 @contextmanager
 def serve(
-    kind: str = "uvicorn", *, app: str = "cluck.asgi:application", env: dict[str, str] | None = None
-) -> Iterator[str]:
-    """Start a server on a free port and yield its base URL; stop it afterwards."""
+    kind: str = "uvicorn",
+    *,
+    app: str = "cluck.asgi:application",
+    env: dict[str, str] | None = None,
+    args: tuple[str, ...] = ("--http", UVICORN_HTTP),
+) -> Iterator[ServerURL]:
+    """Start a server on a free port and yield its base URL; stop it afterwards.
+
+    ``args`` are extra uvicorn options (by default the bounded httptools protocol).
+    """
     port = free_port()
     if kind == "uvicorn":
         command = [
@@ -51,6 +71,7 @@ def serve(
             "--log-level",
             "warning",
             "--no-access-log",
+            *args,
         ]
     else:
         command = [
@@ -62,6 +83,9 @@ def serve(
             "--nothreading",
             "--skip-checks",
         ]
+    # A file, not a pipe: nobody reads a pipe while the server runs, and a server that logs
+    # more than a pipe holds (64 KiB of tracebacks in a fault test) would block on write.
+    log = tempfile.TemporaryFile()
     process = subprocess.Popen(
         command,
         cwd=ROOT,
@@ -72,14 +96,17 @@ def serve(
             **(env or {}),
         },
         stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
+        stderr=log,
     )
-    url = f"http://127.0.0.1:{port}"
+    url = ServerURL(f"http://127.0.0.1:{port}")
+    url.process = process
+    url.log = log
     try:
         deadline = time.monotonic() + 60
         while True:
             if process.poll() is not None:
-                raise RuntimeError(process.stderr.read().decode() if process.stderr else "died")
+                log.seek(0)
+                raise RuntimeError(log.read().decode(errors="replace") or "died")
             try:
                 httpx.get(f"{url}/.well-known/oauth-authorization-server", timeout=1)
                 break
@@ -95,3 +122,4 @@ def serve(
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+        log.close()

@@ -140,3 +140,39 @@ def test_page_size_must_be_positive():
 
     with pytest.raises(ImproperlyConfigured):
         prepare(Registry())
+
+
+@pytest.mark.django_db
+def test_a_role_no_tool_admits_lists_no_tools_and_calls_none(mcp_client):
+    """A declared role with no tools is a valid caller with an empty catalogue: 200 and
+    ``tools: []`` (as the MCP spec allows), and any call is -32602 like an unknown tool.
+    A 403 would tell clients their credentials are wrong (the spec's step-up authorization
+    signal), which they are not.
+
+    Mutation: make ``Catalogue.surface_for`` raise ``UnknownSurfaceError`` for a surface
+    with no tools → red (403 -32013).
+    """
+    with activated(_small(registry=Registry())):
+        client = mcp_client("Worker")
+        listed = client.list_tools()
+        called = client.call("mcptest_whoami")
+    assert listed["result"]["tools"] == []
+    assert called["error"]["code"] == -32602
+
+
+@pytest.mark.django_db
+def test_a_membership_with_only_unknown_roles_is_forbidden_as_on_rest(db):
+    """Stored roles the project does not declare resolve to ``DENIED``: 403 -32013 on /mcp,
+    as every REST route answers 403.
+
+    Mutation: give ``DENIED`` the default role's surface in ``Catalogue.surface_for`` → red.
+    """
+    from tests.factories import FarmFactory, MembershipFactory, bearer_for
+    from tests.mcp_tools.conftest import McpClient
+
+    membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["NoSuchRole"])
+    client = McpClient(bearer_for(membership), membership)
+    response = client.message("tools/list", {})
+    assert response.status_code == 403
+    assert response.json()["error"]["code"] == FORBIDDEN
+    assert client.client.get("/api/v1/me/", headers=client.headers()).status_code == 403

@@ -4,7 +4,8 @@ Two lines of the suite: 0.1.16 (handshake era, 2025-11-25) and the 0.2.x alpha
 (``--requirements 2026-07-28``). Each runs as a subprocess and is compared against its
 expected-failures file, which lists only what a stateless, JSON-only, tools-only server cannot
 pass, each with its reason. Anything else failing — or an expected failure now passing — is red.
-Node 22 and the suites are installed under var/node by ``scripts/ensure-node``.
+Node 22 and the suites are installed under var/node by ``scripts/ensure-node``; when they are
+missing this fails, unless ``CLUCK_SKIP_NODE=1`` says to skip.
 """
 
 from __future__ import annotations
@@ -16,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tests.clients import node
 from tests.factories import FarmFactory, MembershipFactory, bearer_for
 from tests.mcp_tools.servers import ROOT, serve
 
@@ -49,8 +51,7 @@ def fixture_server(transactional_db: Any, settings: Any, django_db_setup: Any):
 @pytest.mark.parametrize("version", sorted(SUITES))
 def test_conformance_suite_passes_all_but_the_expected_failures(fixture_server, version):
     suite_dir, selection = SUITES[version]
-    if not NODE.exists() or not _cli(suite_dir).exists():
-        pytest.skip("Node 22 / conformance suite not installed (run scripts/ensure-node)")
+    node.require(_cli(suite_dir))  # fails when missing; skips only under CLUCK_SKIP_NODE=1
     baseline = HERE / f"conformance-expected-failures-{version.split('-')[0]}.yml"
     result = subprocess.run(
         [

@@ -4,12 +4,17 @@ from __future__ import annotations
 
 import io
 import json
+from datetime import timedelta
 
 import pytest
 from django.http import HttpResponse
-from django.test import RequestFactory, override_settings
+from django.test import Client, RequestFactory, override_settings
+from django.utils import timezone
 
 from mcp_tools.middleware import BodyCapMiddleware
+from tenancy import AuthenticationFailedError, bearer_challenge
+from tenancy.models import AccessToken
+from tenancy.tokens import bump_credential_epoch
 from tests.mcp_tools.conftest import HANDSHAKE, MODERN, McpClient, modern_meta
 from tests.tool_errors import tool_error
 
@@ -43,17 +48,111 @@ def test_foreign_origin_is_403_and_allowed_or_absent_origins_pass(mcp_client):
     assert client.message("ping").status_code == 200
 
 
+def _assert_jsonrpc_401(response, code: str) -> dict:
+    """The one 401 shape of /mcp: JSON-RPC error -32014, tenancy's stable code in data."""
+    assert response.status_code == 401, response.content
+    assert response["Content-Type"] == "application/json"
+    body = _json(response)
+    assert body["jsonrpc"] == "2.0" and body["id"] is None
+    assert body["error"]["code"] == -32014
+    assert body["error"]["data"] == {"code": code}
+    return body
+
+
 def test_missing_bearer_is_401_with_a_bearer_challenge(anonymous):
     response = anonymous.message("ping")
-    assert response.status_code == 401
-    assert response["WWW-Authenticate"].startswith("Bearer")
-    assert _json(response)["id"] is None
+    _assert_jsonrpc_401(response, "Auth.NotAuthenticated")
+    # With an OAuth server installed (the farm's tenancy.oauth) the challenge also names the
+    # RFC 9728 metadata and the scopes: composed by tenancy for the request's path.
+    expected = bearer_challenge(realm="mcp", request=RequestFactory().post("/mcp"))
+    assert response["WWW-Authenticate"] == expected
 
 
-def test_invalid_bearer_is_401_from_the_tenancy_middleware(db):
-    response = McpClient("ck_not-a-real-token").message("ping")
-    assert response.status_code == 401
-    assert 'error="invalid_token"' in response["WWW-Authenticate"]
+def _garbage(membership) -> str:
+    return "ck_not-a-real-token"
+
+
+def _revoke(membership) -> None:
+    AccessToken.objects.filter(membership=membership).update(revoked_at=timezone.now())
+
+
+def _expire(membership) -> None:
+    AccessToken.objects.filter(membership=membership).update(
+        expires_at=timezone.now() - timedelta(seconds=1)
+    )
+
+
+@pytest.mark.parametrize(
+    ("spoil", "code"),
+    [
+        ("garbage", "Auth.InvalidToken"),
+        ("revoked", "Auth.InvalidToken"),
+        ("expired", "Auth.InvalidToken"),
+        ("superseded", "Auth.CredentialsSuperseded"),
+        ("disabled", "Auth.AccountDisabled"),
+    ],
+)
+def test_a_refused_bearer_gets_the_same_jsonrpc_401_as_a_missing_one(mcp_client, spoil, code):
+    """One endpoint, one 401 shape: tenancy records the refusal and /mcp renders it.
+
+    Mutation: drop ``@renders_authentication_failure`` from ``mcp_view`` → red (the
+    middleware answers ``application/problem+json``). Mutation: render the missing-bearer
+    challenge for a refused one (``bearer_challenge(None, ...)``) → red.
+    """
+    client = mcp_client()
+    membership = client.membership
+    if spoil == "garbage":
+        client.bearer = _garbage(membership)
+    elif spoil == "revoked":
+        _revoke(membership)
+    elif spoil == "expired":
+        _expire(membership)
+    elif spoil == "superseded":
+        bump_credential_epoch(membership)
+    else:
+        type(membership.user).objects.filter(pk=membership.user_id).update(is_active=False)
+    response = client.message("ping")
+    body = _assert_jsonrpc_401(response, code)
+    challenge = response["WWW-Authenticate"]
+    assert challenge.startswith('Bearer error="invalid_token", error_description="')
+    assert body["error"]["message"] in challenge
+
+
+def test_mcp_and_rest_send_the_same_challenge_for_the_same_refused_bearer(mcp_client):
+    """The challenge is built in one place (``tenancy.bearer_challenge``).
+
+    Mutation: hand-write the header in the /mcp view or in the middleware → red.
+    """
+    client = mcp_client()
+    _revoke(client.membership)
+    mcp = client.message("ping")
+    rest = client.client.get("/api/v1/flocks/", headers=client.headers())
+    assert rest.status_code == 401 and rest["Content-Type"] == "application/problem+json"
+    assert rest.json()["code"] == "Auth.InvalidToken"
+    error = AuthenticationFailedError()
+    assert rest["WWW-Authenticate"] == bearer_challenge(error)
+    # /mcp's adds what only the protected resource has: resource_metadata and scope.
+    on_mcp = bearer_challenge(error, request=RequestFactory().post("/mcp"))
+    assert mcp["WWW-Authenticate"] == on_mcp
+    assert on_mcp.startswith(bearer_challenge(error) + ", resource_metadata=")
+
+
+@pytest.mark.parametrize("bearer", ["refused", "missing"])
+def test_origin_comes_before_authentication_and_authentication_before_the_method(
+    mcp_client, bearer
+):
+    """A GET without valid credentials is a 401, as mcp-remote's SSE fallback needs (it would
+    report a 405 instead of the 401). Mutation: check the method before authentication → red.
+    """
+    client = mcp_client()
+    if bearer == "refused":
+        _revoke(client.membership)
+        code = "Auth.InvalidToken"
+    else:
+        client.bearer = None
+        code = "Auth.NotAuthenticated"
+    _assert_jsonrpc_401(client.client.get("/mcp", headers=client.headers()), code)
+    assert client.message("ping", Origin="http://evil.example").status_code == 403
 
 
 def test_non_json_content_type_is_400(mcp_client):
@@ -67,13 +166,21 @@ def test_accept_without_json_is_406(mcp_client):
     assert mcp_client().message("ping", Accept="text/event-stream").status_code == 406
 
 
-def test_oversized_body_is_413_before_authentication(db):
-    """Guard 29: the cap runs before auth — an invalid bearer with a big body gets 413, not 401.
+def test_oversized_body_is_413_before_authentication(db, django_assert_num_queries):
+    """Guard 29: the cap runs before auth — a well-formed but unknown bearer with a big body
+    gets 413, not 401, and the token is never looked up (no query at all).
 
-    Mutation: move BodyCapMiddleware after TenancyMiddleware in MIDDLEWARE → red (401).
+    Mutations (each seen red): remove ``BodyCapMiddleware`` from MIDDLEWARE → 401 after a
+    token lookup; in ``BodyCapMiddleware.__call__`` call ``get_response`` before
+    ``check_body`` → the lookup runs (one query). The old mutation, "move BodyCapMiddleware
+    after TenancyMiddleware", changes nothing at run time: tenancy authenticates in
+    ``process_view``, which runs after every middleware's ``__call__``; the ordering check
+    ``mcp_tools.E003`` is configuration hygiene, not this guard.
     """
     big = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"x": "a" * 40000}})
-    response = McpClient("ck_not-a-real-token").post_raw(big)
+    client = McpClient("ck_pat_" + "x" * 43)
+    with django_assert_num_queries(0):
+        response = client.post_raw(big)
     assert response.status_code == 413
     assert _json(response)["error"]["code"] == -32600
 
@@ -355,16 +462,39 @@ def test_rate_limit_per_token_is_429_with_retry_after(mcp_client):
     assert other.message("ping").status_code == 200  # per token, not global
 
 
-def test_oauth_discovery_probes_get_a_clean_json_404(client):
-    for path in (
-        "/.well-known/oauth-authorization-server",
-        "/.well-known/oauth-protected-resource",
-        "/.well-known/oauth-protected-resource/mcp",
-    ):
-        response = client.get(path)
-        assert response.status_code == 404
-        assert response["Content-Type"] == "application/json"
-        assert json.loads(response.content)["error"] == "not_found"
+OAUTH_PROBES = [
+    # What mcp-remote 0.15 and Claude Code try, in order, when /mcp answers 401, less what the
+    # farm's OAuth server (tenancy.oauth) serves: the RFC 9728 documents and the root RFC 8414
+    # one (tests/tenancy/oauth/test_discovery.py).
+    ("get", "/.well-known/oauth-authorization-server/mcp"),
+    ("get", "/.well-known/openid-configuration/mcp"),
+    ("get", "/mcp/.well-known/openid-configuration"),
+    ("get", "/.well-known/openid-configuration"),
+    ("post", "/register"),
+]
+
+
+@pytest.mark.parametrize(("method", "path"), OAUTH_PROBES)
+def test_oauth_probes_get_a_json_404_that_says_what_to_do(mcp_client, method, path):
+    """mcp-remote quotes the /register body as its fatal error: it must be JSON and say why.
+
+    A revoked bearer sent along is not read. Mutation: drop ``@ignores_ambient_credentials``
+    from ``oauth_not_offered`` → red (401). Mutation: drop ``@csrf_exempt`` → red (403 on
+    POST). Mutation: remove the ``register`` route → red (HTML 404).
+    """
+    client = mcp_client()
+    _revoke(client.membership)
+    http = Client(enforce_csrf_checks=True)
+    headers = {"Authorization": f"Bearer {client.bearer}"}
+    if method == "post":
+        response = http.post(path, '{"client_name":"x"}', "application/json", headers=headers)
+    else:
+        response = http.get(path, headers=headers)
+    assert response.status_code == 404
+    assert response["Content-Type"] == "application/json"
+    body = json.loads(response.content)
+    assert body["error"] == "not_found"
+    assert "personal access token" in body["error_description"]
 
 
 def test_mcp_path_is_served_exactly_without_a_redirect(mcp_client):

@@ -253,3 +253,37 @@ def test_every_write_tool_takes_a_required_idempotency_key(spec):
     assert IDEMPOTENCY_KEY_ALIAS in schema["required"]
     assert schema["properties"][IDEMPOTENCY_KEY_ALIAS]["type"] == "string"
     assert spec.args_model.model_fields["idempotency_key"].is_required()
+
+
+@pytest.mark.parametrize(
+    "errors",
+    [{"NotDotted": "when"}, {"Flock.Not Found": "when"}, {"Flock.NotFound": " "}],
+    ids=["not dotted", "space", "no description"],
+)
+def test_a_declared_error_code_is_dotted_words_with_a_description(errors):
+    with pytest.raises(ImproperlyConfigured, match="error code"):
+
+        @Registry().tool(
+            description="d", name="e", read_only=True, mirrors_no_route="t", errors=errors
+        )
+        def fn(ctx: CallContext) -> Out: ...
+
+
+def test_the_reference_lists_the_framework_codes_then_the_tools_own():
+    """Mutation: drop ``WRITE_ERRORS`` from ``ToolSpec.error_codes`` → red."""
+    from mcp_tools.reference import render_tool
+
+    registry = Registry()
+    registry.tool(description="d", name="w", mirrors_no_route="t", errors={"Farm.Closed": "x."})(
+        _plain
+    )
+    spec = registry.specs()[0]
+    codes = [code for code, _ in spec.error_codes()]
+    assert codes == [
+        "Tool.InvalidArguments",
+        "Tool.InternalError",
+        "Idempotency.KeyReused",
+        "Idempotency.InProgress",
+        "Farm.Closed",
+    ]
+    assert all(f"| `{code}` |" in render_tool(spec) for code in codes)

@@ -24,10 +24,11 @@ class Command(BaseCommand):
             self.stdout.write(f"\n{role.label} ({len(surface.tools)} tools)")
             for spec in surface.tools.values():
                 kind = "read " if spec.read_only else "write"
-                mirror = (
-                    "mirrors " + ", ".join(spec.mirrors)
-                    if spec.mirrors
-                    else f"no route: {spec.mirrors_no_route}"
-                )
+                if spec.mirrors:
+                    mirror = "mirrors " + ", ".join(spec.mirrors)
+                elif spec.mirrors_no_route:
+                    mirror = f"no route: {spec.mirrors_no_route}"
+                else:  # mirrors= is optional: nothing was declared
+                    mirror = ""
                 skill = ("a2a skill  " if spec.a2a_skill else "a2a -      ") if a2a else ""
-                self.stdout.write(f"  {spec.name:<40} {kind}  {skill}{mirror}")
+                self.stdout.write(f"  {spec.name:<40} {kind}  {skill}{mirror}".rstrip())

@@ -27,7 +27,8 @@ def tenant_by_code(code: str, *, require_active: bool = True) -> Any:
     noun = conf.get("TENANT_NOUN")
     model = apps.get_model(conf.get("TENANT_MODEL"))
     code = code.strip().lower()
-    tenant = model._default_manager.filter(**{conf.get("TENANT_CODE_FIELD"): code}).first()
+    lookup = {f"{conf.get('TENANT_CODE_FIELD')}__iexact": code}
+    tenant = model._default_manager.filter(**lookup).first()
     if tenant is None:
         raise CommandError(f"No {noun} has the code {code!r}.")
     if require_active and not getattr(tenant, conf.get("TENANT_ACTIVE_FIELD")):

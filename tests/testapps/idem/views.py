@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import time
 from typing import Any
 
 from django.http import HttpRequest, HttpResponse, JsonResponse
@@ -26,6 +27,8 @@ def effect(request: HttpRequest, **kwargs: Any) -> HttpResponse:
         attempt=request.headers.get("X-Attempt", ""),
     )
     HOLDS[row.attempt].pass_through()
+    # Across processes (fault tests): stay inside the transaction this long, to be killed.
+    time.sleep(min(float(request.headers.get("X-Sleep", "0")), 30))
     if body.get("raise"):
         raise RuntimeError("handler exploded after its side effect")
     status = int(body.get("status", 201))

@@ -1,0 +1,1 @@
+"""Django's PostgreSQL backend whose connection pool probes a connection before lending it."""

@@ -1,0 +1,62 @@
+"""Which bearer credentials ``tenancy`` accepts: its own tokens, and registered verifiers.
+
+Personal and session tokens (``ck_pat_``, ``ck_ses_``) are checked by ``tenancy.tokens``. An
+extension adds another kind — ``tenancy.oauth`` adds OAuth access tokens — by registering a
+verifier from its ``AppConfig.ready()``. Whatever the kind, the answer is a membership and the
+middleware resolves tenant, actor and row scope from it exactly as for a personal token: there
+is one identity path, and an extension only adds a way onto it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from tenancy.exceptions import AuthenticationFailedError
+from tenancy.models import Membership
+from tenancy.tokens import check_token, looks_like_token
+
+
+@dataclass(frozen=True)
+class Credential:
+    """A verified bearer: the membership it acts for and what narrows it.
+
+    Attributes:
+        membership: with ``user`` and ``tenant`` loaded, already checked live
+            (``tenancy.tokens.ensure_live``).
+        token_id: a ``tenancy.models.AccessToken`` id, or ``None`` for other kinds.
+        scopes: the credential's scopes, or ``None`` when only the role decides.
+    """
+
+    membership: Membership
+    token_id: int | None = None
+    scopes: frozenset[str] | None = None
+
+
+# ``verify(raw, request) -> Credential | None``: ``None`` = "not my kind of token"; a
+# ``AuthenticationFailedError`` = "mine, and refused".
+BearerVerifier = Callable[[str, Any], "Credential | None"]
+_verifiers: list[BearerVerifier] = []
+
+
+def register_bearer_verifier(verifier: BearerVerifier) -> None:
+    """Accept another kind of bearer token (idempotent; call from ``AppConfig.ready()``)."""
+    if verifier not in _verifiers:
+        _verifiers.append(verifier)
+
+
+def authenticate_bearer(raw: str, request: Any) -> Credential:
+    """The credential for the bearer ``raw`` presented on ``request``.
+
+    Raises:
+        AuthenticationFailedError: (or a subclass naming why) when no kind accepts it.
+    """
+    if looks_like_token(raw):
+        token = check_token(raw)
+        return Credential(membership=token.membership, token_id=token.pk)
+    for verifier in _verifiers:
+        credential = verifier(raw, request)
+        if credential is not None:
+            return credential
+    raise AuthenticationFailedError()

@@ -1,0 +1,69 @@
+"""``tenancy.oauth`` settings (``TENANCY_OAUTH_*``), read at call time.
+
+The authorization server itself is configured through django-oauth-toolkit's
+``OAUTH2_PROVIDER`` dict; ``tenancy.oauth.defaults.oauth2_provider_settings()`` returns the one
+this sub-app is built for.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+from urllib.parse import urlsplit
+
+from django.conf import settings
+
+DEFAULTS: dict[str, Any] = {
+    # The path of the protected resource (the MCP endpoint) when OAUTH2_PROVIDER's
+    # OAUTH2_PROTECTED_RESOURCE_IDENTIFIER does not name it absolutely.
+    "RESOURCE_PATH": "/mcp",
+    # Dynamic client registration per client IP (django-ratelimit syntax).
+    "REGISTRATION_RATE": "20/m",
+    # TEST ONLY. Fetch a client ID metadata document whose https client_id names a loopback
+    # host (127.0.0.1, ::1, localhost) over plain http from that host. Off by default; system
+    # check tenancy_oauth.E001 refuses it wherever the server answers for a public host.
+    "CIMD_LOOPBACK_HTTP_FOR_TESTS": False,
+}
+
+
+def get(name: str) -> Any:
+    if name not in DEFAULTS:
+        raise AttributeError(f"unknown tenancy.oauth setting {name!r}")
+    return getattr(settings, f"TENANCY_OAUTH_{name}", DEFAULTS[name])
+
+
+def _provider(name: str) -> Any:
+    from oauth2_provider.settings import oauth2_settings
+
+    return getattr(oauth2_settings, name)
+
+
+def resource_url(request: Any) -> str:
+    """The canonical URL of the protected resource (RFC 8707 audience; RFC 9728 ``resource``).
+
+    ``OAUTH2_PROTECTED_RESOURCE_IDENTIFIER`` when configured (production: the public HTTPS URL,
+    so the answer never depends on proxy headers); otherwise this request's origin + the
+    resource path. No trailing slash.
+    """
+    configured = _provider("OAUTH2_PROTECTED_RESOURCE_IDENTIFIER")
+    if configured:
+        return str(configured).rstrip("/")
+    return str(request.build_absolute_uri(resource_path())).rstrip("/")
+
+
+def resource_path() -> str:
+    configured = _provider("OAUTH2_PROTECTED_RESOURCE_IDENTIFIER")
+    if configured:
+        return urlsplit(str(configured)).path.rstrip("/") or "/"
+    return str(get("RESOURCE_PATH"))
+
+
+def issuer_url(request: Any) -> str:
+    """This authorization server's issuer: ``OIDC_ISS_ENDPOINT`` or the request's origin."""
+    configured = _provider("OIDC_ISS_ENDPOINT")
+    if configured:
+        return str(configured).rstrip("/")
+    return str(request.build_absolute_uri("/")).rstrip("/")
+
+
+def supported_scopes() -> list[str]:
+    return sorted(_provider("SCOPES"))
