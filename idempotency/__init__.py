@@ -20,6 +20,7 @@ from idempotency.markers import (
     exemption_of,
     handles_own_idempotency,
     never_replay,
+    user_scoped_keys,
 )
 from idempotency.unit import (
     Executed,
@@ -54,5 +55,6 @@ __all__ = [
     "key_problem",
     "max_key_length",
     "never_replay",
+    "user_scoped_keys",
     "sha256_hex",
 ]

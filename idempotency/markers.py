@@ -18,6 +18,11 @@ F = TypeVar("F")
 HANDLES_OWN_IDEMPOTENCY = "idempotency_handles_own"
 NEVER_REPLAY = "idempotency_never_replay"
 
+# Keys sent to such a view belong to the acting user, not to the tenant: two members sending
+# the same key to their own "/me" writes both execute. Like the two above, an attribute on the
+# view, so an app that does not import idempotency (tenancy) can set it.
+USER_SCOPED_KEYS = "idempotency_user_scoped_keys"
+
 HANDLES_OWN_REASON = "handles its own idempotency (keys are part of its protocol)"
 
 
@@ -42,6 +47,19 @@ def never_replay(reason: str) -> Callable[[F], F]:
         return view
 
     return mark
+
+
+def user_scoped_keys(view: F) -> F:
+    """Idempotency keys sent to ``view`` are scoped to the acting user (``/me`` writes)."""
+    setattr(view, USER_SCOPED_KEYS, True)
+    return view
+
+
+def keys_are_user_scoped(view_func: Any) -> bool:
+    if getattr(view_func, USER_SCOPED_KEYS, False):
+        return True
+    view_class = getattr(view_func, "cls", None) or getattr(view_func, "view_class", None)
+    return bool(view_class is not None and getattr(view_class, USER_SCOPED_KEYS, False))
 
 
 @dataclass(frozen=True)

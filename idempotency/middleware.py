@@ -36,7 +36,7 @@ from django.utils.deprecation import MiddlewareMixin
 from idempotency import conf
 from idempotency.fingerprint import bound_fingerprint, fingerprint_bytes, sha256_hex
 from idempotency.keys import KEY_REQUIRED, key_problem
-from idempotency.markers import exemption_of, view_class_of
+from idempotency.markers import exemption_of, keys_are_user_scoped, view_class_of
 from idempotency.unit import (
     Executed,
     Failure,
@@ -155,10 +155,11 @@ def _is_user_scoped(path: str) -> bool:
     return False
 
 
-def caller_key_for(request: HttpRequest, raw_key: str) -> str:
-    """SHA-256 of the key, or of ``"<user id>:<key>"`` on a user-scoped path: two users of one
-    tenant sending the same key to their own ``/me`` writes must both execute."""
-    if _is_user_scoped(request.path):
+def caller_key_for(request: HttpRequest, raw_key: str, view_func: Any = None) -> str:
+    """SHA-256 of the key, or of ``"<user id>:<key>"`` for a view marked ``user_scoped_keys``
+    (or on a ``USER_SCOPED_PATH_PREFIXES`` path): two users of one tenant sending the same key
+    to their own ``/me`` writes must both execute."""
+    if keys_are_user_scoped(view_func) or _is_user_scoped(request.path):
         user_id = conf.get_function("USER_ID_FUNCTION")(request)
         if user_id is not None:
             return sha256_hex(f"{user_id}:{raw_key}")
@@ -270,7 +271,7 @@ class IdempotencyMiddleware(MiddlewareMixin):
         scope = IdempotencyScope(
             tenant_id=str(tenant_id),
             operation_key=sha256_hex(f"{method}:{request.path}"),
-            caller_key=caller_key_for(request, raw_key),
+            caller_key=caller_key_for(request, raw_key, view_func),
             # The acting user is part of the request (as in the MCP adapter): another member
             # sending the same key and body is refused as a reused key, never handed the
             # first member's stored response.

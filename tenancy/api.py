@@ -33,6 +33,7 @@ from tenancy.exceptions import (
 from tenancy.markers import (
     accepts_superseded_credentials,
     ignores_ambient_credentials,
+    keys_per_user,
     never_replayed,
 )
 from tenancy.models import AccessToken, Membership
@@ -277,6 +278,7 @@ class TokenListSerializer(serializers.Serializer[Any]):
 
 
 @never_replayed("token creation returns the live secret once")
+@keys_per_user
 class TokenListCreateApi(ProblemsByDefault, APIView):
     authentication_classes = [TenancyAuthentication]
     permission_classes = [IsTenantMember]
@@ -323,6 +325,7 @@ class TokenListCreateApi(ProblemsByDefault, APIView):
         return Response(TokenCreatedSerializer(token).data, status=status.HTTP_201_CREATED)
 
 
+@keys_per_user
 class TokenRevokeApi(ProblemsByDefault, APIView):
     authentication_classes = [TenancyAuthentication]
     permission_classes = [IsTenantMember]

@@ -72,3 +72,14 @@ def never_replayed(reason: str) -> Callable[[F], F]:
         return view
 
     return mark
+
+
+# idempotency's second view attribute: keys sent to the view belong to the acting user.
+IDEMPOTENCY_USER_SCOPED_KEYS = "idempotency_user_scoped_keys"
+
+
+def keys_per_user(view: F) -> F:
+    """Idempotency keys sent to this ``/me`` write are the acting user's own, wherever the
+    project mounts ``tenancy.urls`` (no path prefix to configure)."""
+    setattr(view, IDEMPOTENCY_USER_SCOPED_KEYS, True)
+    return view

@@ -52,6 +52,7 @@ EXPECTED = {
         "max_key_length",
         "never_replay",
         "sha256_hex",
+        "user_scoped_keys",
     },
     "mcp_tools": {"CallContext", "CallContextRefusedError", "ToolError", "ToolFailure", "tool"},
     "a2a_tools": {"TaskOwner", "TaskPage", "TaskStore"},

@@ -196,6 +196,7 @@ class ConsentView(dot.AuthorizationView):
         return context
 
 
+@ignores_ambient_credentials
 class ClientsView(LoginRequiredMixin, TemplateView):
     """The signed-in user's authorized clients, in every membership, with a revoke button."""
 
@@ -211,6 +212,7 @@ class ClientsView(LoginRequiredMixin, TemplateView):
         return context
 
 
+@ignores_ambient_credentials
 @require_POST
 def revoke_client(request: HttpRequest, authorization_id: int) -> HttpResponse:
     if not request.user.is_authenticated:

@@ -35,7 +35,9 @@ from cluck.services.orders import OrderLineInput, sales_order_confirm, sales_ord
 from idempotency import exemption_of
 from idempotency.markers import all_views, view_class_of
 from idempotency.middleware import TRACKED_METHODS
+from tenancy.markers import IGNORES_AMBIENT_CREDENTIALS, has_marker
 from tenancy.models import AccessToken, Membership
+from tenancy.oauth.models import ClientAuthorization
 from tenancy.permissions import admitted_roles
 from tenancy.services import membership_set_roles
 from tenancy.tokens import issue_token
@@ -48,6 +50,7 @@ from tests.factories import (
     provisioned_farm,
     sellable_lot,
 )
+from tests.tenancy.oauth.flow import grant_tokens
 
 pytestmark = pytest.mark.django_db
 
@@ -75,6 +78,10 @@ def tracked_write_routes() -> list[WriteRoute]:
     found: dict[tuple[str, str], WriteRoute] = {}
     for _route, name, view_func in all_views():
         if _module_of(view_func).startswith(_NOT_FARM_VIEWS) or name is None:
+            continue
+        if has_marker(view_func, IGNORES_AMBIENT_CREDENTIALS):
+            # No bearer is read, so no tenant resolves and the adapter never tracks the route
+            # (login, OAuth protocol endpoints and the browser pages signed in by session).
             continue
         routes = getattr(view_func, "method_routes", None)
         methods = (
@@ -171,6 +178,12 @@ def _spare_token(world: World, author: Membership) -> Request:
     return Request(reverse("me-token-revoke", args=[token.pk]), "")
 
 
+def _spare_authorization(world: World, author: Membership) -> Request:
+    grant_tokens(author)
+    authorization = ClientAuthorization.objects.get(membership=author, revoked_at__isnull=True)
+    return Request(reverse("me-authorization-revoke", args=[authorization.pk]), "")
+
+
 RECIPES: dict[str, Recipe] = {
     "customer-create": lambda w, a: Request(
         reverse("customer-create"), _json({"name": "Aling Nena", "phone": "0917"})
@@ -203,6 +216,7 @@ RECIPES: dict[str, Recipe] = {
         reverse("daily-entry-submit", args=[w.draft_entry.pk]), ""
     ),
     "me-token-revoke": _spare_token,
+    "me-authorization-revoke": _spare_authorization,
 }
 
 ROUTES = tracked_write_routes()
@@ -243,12 +257,15 @@ def _send(client: APIClient, route: WriteRoute, request: Request, key: str) -> A
     )
 
 
-def _writes(farm: Farm) -> tuple[int, int]:
-    """What a write leaves behind: audit rows of the farm, and token revocations (tenancy's
-    token routes write no farm audit row)."""
+def _writes(farm: Farm) -> tuple[int, int, int]:
+    """What a write leaves behind: audit rows of the farm, and token and OAuth client
+    revocations (tenancy's credential routes write no farm audit row)."""
     return (
         AuditEvent.all_tenants.filter(farm=farm).count(),
         AccessToken.objects.filter(membership__tenant_id=farm.pk, revoked_at__isnull=False).count(),
+        ClientAuthorization.objects.filter(
+            membership__tenant_id=farm.pk, revoked_at__isnull=False
+        ).count(),
     )
 
 
