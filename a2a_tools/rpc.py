@@ -16,8 +16,7 @@ import datetime as dt
 import json
 import logging
 import re
-import uuid
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
@@ -34,6 +33,7 @@ from a2a.utils.errors import (
     VersionNotSupportedError,
 )
 from asgiref.sync import sync_to_async
+from django.db import DatabaseError
 from google.protobuf.json_format import ParseDict, ParseError
 from google.protobuf.message import Message as ProtoMessage
 
@@ -279,7 +279,7 @@ def task_from_result(
     else:
         task["status"] = {"state": COMPLETED, "timestamp": timestamp()}
         task["artifacts"] = [
-            {"artifactId": uuid.uuid4().hex, "name": "result", "parts": result_parts(result)}
+            {"artifactId": f"{task_id}-result", "name": "result", "parts": result_parts(result)}
         ]
     task["history"] = [user_message]
     task["metadata"] = {"skill": call.skill}
@@ -311,7 +311,7 @@ def rejected_task(message: Mapping[str, Any], *, task_id: str, context_id: str) 
 
 def _agent_message(error: Mapping[str, Any], *, task_id: str, context_id: str) -> dict[str, Any]:
     return {
-        "messageId": uuid.uuid4().hex,
+        "messageId": f"{task_id}-status",
         "role": "ROLE_AGENT",
         "taskId": task_id,
         "contextId": context_id,
@@ -357,7 +357,7 @@ class Dispatcher:
         *,
         ctx: CallContext,
         surface: SkillSurface,
-        interface_url: str,
+        interface_url: Callable[[], str],
         store: TaskStore | None = None,
     ) -> None:
         self.ctx = ctx
@@ -366,6 +366,7 @@ class Dispatcher:
         self.store = store or task_store()
         self.owner = TaskOwner(tenant_id=str(ctx.tenant_id), user_id=ctx.user_id)
         self.request_id: Any = None
+        self._finished: tuple[dict[str, Any], ToolSpec | None] | None = None
 
     async def dispatch(
         self, request_id: Any, method: str, params: Mapping[str, Any] | None, version: str | None
@@ -392,7 +393,7 @@ class Dispatcher:
         if method in _PUSH:
             raise _Refused(PushNotificationNotSupportedError())
         if method == "GetExtendedAgentCard":
-            card = self.surface.card.render(self.interface_url)
+            card = self.surface.card.render(self.interface_url())
             return Reply(200, _jsonrpc.result_bytes(request_id, card))
         if method == "SendMessage":
             result = await self.send_message(request, params)
@@ -496,14 +497,17 @@ class Dispatcher:
                     data={"taskId": message.task_id, "state": task["status"]["state"]},
                 )
             )
-        context_id = message.context_id or uuid.uuid4().hex
+        # One task per request: the task takes the request id (which the logs and an internal
+        # error's requestId quote too), and a new context when the client names none.
+        task_id = self.ctx.request_id
+        context_id = message.context_id or task_id
         if len(context_id) > MAX_CONTEXT_ID_LENGTH:
             raise _invalid(f"contextId is longer than {MAX_CONTEXT_ID_LENGTH} characters")
         try:
             call = invocation(params["message"])
         except NotAnInvocationError:
-            task = rejected_task(params["message"], task_id=uuid.uuid4().hex, context_id=context_id)
-            await sync_to_async(self._save)(task, None)
+            task = rejected_task(params["message"], task_id=task_id, context_id=context_id)
+            self._finished = (task, None)
             return {"task": shaped(task, history_length=history_length)}
         spec = visible_skill(self.surface, self.ctx, call.skill)
         if spec is None:
@@ -512,11 +516,10 @@ class Dispatcher:
         arguments = call.arguments
         if not spec.read_only and call.idempotency_key is not None:
             arguments = {**arguments, IDEMPOTENCY_KEY_ALIAS: call.idempotency_key}
-        task_id = uuid.uuid4().hex
         validated = calls.validate_arguments(spec, arguments)
         if isinstance(validated, dict):
             task = task_from_result(validated, task_id=task_id, context_id=context_id, call=call)
-            await sync_to_async(self._save)(task, spec)
+            self._finished = (task, spec)
         else:
             ran = await self._run(
                 spec, validated, task_id=task_id, context_id=context_id, call=call
@@ -526,10 +529,17 @@ class Dispatcher:
             task = ran
         return {"task": shaped(task, history_length=history_length)}
 
-    def _save(self, task: dict[str, Any], spec: ToolSpec | None) -> None:
+    def store_finished_task(self) -> None:
+        """Store the task ``SendMessage`` finished, if any (synchronous: the request's thread)."""
+        if self._finished is None:
+            return
+        task, spec = self._finished
+        self._finished = None
         try:
             self.store.save(self.owner, task, skill=spec.name if spec else "")
-        except Exception:  # the tool's work is done; only GetTask will miss this task
+        except DatabaseError:
+            # The tool's work is done (a write is committed): the caller still gets its result,
+            # and only a later GetTask misses this task. Anything else is a bug and surfaces.
             logger.exception("A2A task %s could not be stored", task["id"])
 
     async def _run(
@@ -546,7 +556,7 @@ class Dispatcher:
             task = await calls.run_bounded(work)
         except calls.BoundError as exc:
             return bound_reply(self.request_id, exc)
-        await sync_to_async(self._save)(task, spec)
+        self._finished = (task, spec)
         return task
 
 

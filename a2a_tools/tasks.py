@@ -164,44 +164,30 @@ class DatabaseTaskStore:
 def _insert_without_waiting_for_the_wal(
     connection: Any, row: dict[str, Any], task: dict[str, Any]
 ) -> None:
-    """One round trip, one transaction whose commit does not wait for the WAL flush.
+    """One statement, one round trip, and a commit that does not wait for the WAL flush.
 
     A task row records work already done (a write's effects were committed by the idempotent
-    unit), so ``synchronous_commit`` is off for this transaction only: a crash may lose the
-    last moments of task rows (their GetTask is then TaskNotFound) and nothing else. The
-    statements go as one simple query with client-side literals: ``SET LOCAL`` cannot share an
-    extended-protocol round trip with the INSERT, and an fsync-bound commit plus three round
-    trips would cost every skill call more than the rest of the A2A layer.
+    unit), so ``synchronous_commit`` is off for this row's transaction only: a crash may lose
+    the last moments of task rows (their GetTask is then TaskNotFound) and nothing else. The
+    setting is made transaction-local (``set_config(..., true)``) inside the statement, which
+    runs as its own implicit transaction — hence only outside an atomic block, where it would
+    leak into the caller's commit. It stays one parameterized statement, which PostgreSQL
+    prepares once per connection (server-side binding).
     """
-    from psycopg.pq import Escaping
-
     from a2a_tools.models import A2ATask
 
+    quote = connection.ops.quote_name
+    columns = [*row, "task"]
+    statement = (
+        "WITH _async AS (SELECT set_config('synchronous_commit', 'off', true)) "
+        f"INSERT INTO {quote(A2ATask._meta.db_table)} ({', '.join(map(quote, columns))}) "
+        f"SELECT {', '.join(['%s'] * (len(columns) - 1))}, %s::jsonb FROM _async"
+    )
+    # psycopg's own execute on Django's connection (Django's cursor wrapper costs as much as
+    # the statement here); errors still surface as django.db errors.
     connection.ensure_connection()
-    raw = connection.connection
-    escaping = Escaping(raw.pgconn)
-
-    def literal(value: Any) -> str:
-        # libpq's own quoting (PQescapeLiteral) for every value, user-supplied or not.
-        return escaping.escape_literal(str(value).encode()).decode()
-
-    def identifier(name: str) -> str:
-        return escaping.escape_identifier(name.encode()).decode()
-
-    values = {**row, "task": json.dumps(task)}
-    casts = {"user_id": "::bigint", "updated_at": "::timestamptz", "created_at": "::timestamptz"}
-    columns = ", ".join(identifier(name) for name in values)
-    literals = ", ".join(
-        literal(value.isoformat() if isinstance(value, datetime) else value)
-        + casts.get(name, "::jsonb" if name == "task" else "")
-        for name, value in values.items()
-    )
-    raw.execute(
-        "BEGIN; SET LOCAL synchronous_commit TO OFF; "
-        f"INSERT INTO {identifier(A2ATask._meta.db_table)} ({columns}) VALUES ({literals}); "
-        "COMMIT",
-        prepare=False,
-    )
+    with connection.wrap_database_errors:
+        connection.connection.execute(statement, [*row.values(), json.dumps(task)])
 
 
 @functools.lru_cache(maxsize=4)

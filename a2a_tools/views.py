@@ -7,15 +7,20 @@ shared with ``/mcp``) → strict envelope → method, params, ``A2A-Version`` �
 before the JSON-RPC message is read are HTTP statuses; everything after is a JSON-RPC error
 with HTTP 200, as the binding requires. Nothing is kept between requests and no ASGI lifespan
 is needed: it works under uvicorn and ``manage.py runserver`` alike.
+
+The view is synchronous and enters the event loop only to dispatch (a skill call awaits its
+tool under the deadline, exactly as ``tools/call`` does); the rate count and the finished
+task's row are written on the request's own thread and connection.
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import uuid
 from typing import Final
 
-from asgiref.sync import sync_to_async
+from asgiref.sync import async_to_sync
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
@@ -84,8 +89,14 @@ def _challenge() -> HttpResponse:
 @counts_own_rate
 @body_cap
 @jsonrpc_errors
-async def a2a_view(request: HttpRequest) -> HttpResponse:
-    """Serve one A2A JSON-RPC request statelessly."""
+def a2a_view(request: HttpRequest) -> HttpResponse:
+    """Serve one A2A JSON-RPC request statelessly.
+
+    A synchronous view on purpose: the checks, the rate count and the finished task's row run
+    on the request's own thread and database connection, and only the dispatch (which awaits a
+    tool under its deadline, like ``/mcp``) runs on the event loop — one thread hop per skill
+    call, where an async view would add one for each database step.
+    """
     if request.method != "POST":
         response = _json(405, _jsonrpc.error_bytes(None, -32600, "Method not allowed: POST only"))
         response["Allow"] = "POST"
@@ -102,7 +113,7 @@ async def a2a_view(request: HttpRequest) -> HttpResponse:
         return _json(
             415, _jsonrpc.error_bytes(None, -32600, "Content-Type must be application/json")
         )
-    usage = await sync_to_async(_rate_usage)(request)
+    usage = _rate_usage(request)
     if usage is not None and usage["should_limit"]:
         retry_after = str(max(int(usage["time_left"]), 1))
         return _json(
@@ -162,9 +173,13 @@ async def a2a_view(request: HttpRequest) -> HttpResponse:
                     code=-32600,
                 ),
             )
-        dispatcher = rpc.Dispatcher(ctx=ctx, surface=surface, interface_url=interface_url(request))
+        dispatcher = rpc.Dispatcher(
+            ctx=ctx, surface=surface, interface_url=functools.partial(interface_url, request)
+        )
         version = request.headers.get(rpc.VERSION_HEADER) or request.GET.get(rpc.VERSION_HEADER)
-        reply = await dispatcher.dispatch(
+        reply = async_to_sync(dispatcher.dispatch)(
             message.request_id, message.method, message.params, version
         )
+        # Before the reply leaves: a client may ask for the task as soon as it has the id.
+        dispatcher.store_finished_task()
     return _json(reply.status, reply.body, dict(reply.headers))

@@ -91,3 +91,41 @@ def test_the_sweep_deletes_tasks_past_the_retention(a2a_client: Any) -> None:
     call_command("purge_a2a_tasks", stdout=out)
     assert out.getvalue().strip() == "purged tasks=0"
     assert client.rpc("GetTask", {"id": old})["error"]["code"] == -32001
+
+
+def _wal_fsyncs() -> int:
+    from django.db import connection
+
+    with connection.cursor() as cursor:
+        # This backend's own counters; pending ones are flushed when this statement ends.
+        cursor.execute("SELECT pg_stat_force_next_flush()")
+        cursor.execute(
+            "SELECT coalesce(sum(fsyncs), 0) FROM pg_stat_get_backend_io(pg_backend_pid()) "
+            "WHERE object = 'wal'"
+        )
+        return int(cursor.fetchone()[0])
+
+
+@pytest.mark.postgres
+def test_a_task_row_commits_without_waiting_for_the_wal_and_only_that_row() -> None:
+    """The row's own transaction skips the WAL flush (synchronous_commit off); the session
+    keeps its setting, so the next write of the request is durable as usual.
+
+    Mutations: drop the ``set_config`` CTE from ``_insert_without_waiting_for_the_wal`` → red
+    (one WAL fsync per row); make it session-wide (``set_config(..., false)``) → red."""
+    from django.db import connection
+
+    from a2a_tools.rpc import rejected_task
+    from a2a_tools.tasks import DatabaseTaskStore, TaskOwner
+
+    store, owner = DatabaseTaskStore(), TaskOwner(tenant_id="1", user_id=1)
+    message = {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
+    before = _wal_fsyncs()
+    for index in range(5):
+        store.save(owner, rejected_task(message, task_id=f"t{index}", context_id="c"), skill="")
+    assert _wal_fsyncs() == before
+    stored = store.get(owner, "t4")
+    assert stored is not None and stored["status"]["state"] == "TASK_STATE_REJECTED"
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW synchronous_commit")
+        assert cursor.fetchone()[0] == "on"
