@@ -7,6 +7,7 @@ import importlib
 import pytest
 
 EXPECTED = {
+    "a2a_tools": {"TaskOwner", "TaskPage", "TaskStore"},
     "tenancy": {
         "AUTHENTICATED",
         "DEFAULT_ROLES",
@@ -55,7 +56,6 @@ EXPECTED = {
         "user_scoped_keys",
     },
     "mcp_tools": {"CallContext", "CallContextRefusedError", "ToolError", "ToolFailure", "tool"},
-    "a2a_tools": {"TaskOwner", "TaskPage", "TaskStore"},
 }
 
 
