@@ -174,12 +174,15 @@ def test_the_a2a_flag_must_be_a_bool() -> None:
 
 
 def test_the_mcp_tools_command_says_which_tools_are_skills() -> None:
+    """Every tool is a skill but those the summary names, each with its reason."""
     out = StringIO()
     call_command("mcp_tools", stdout=out)
-    text = out.getvalue()
-    assert "a2a skill" in text
-    line = next(line for line in text.splitlines() if "test_missing_capability" in line)
-    assert "a2a -" in line
-    line = next(line for line in text.splitlines() if "cluck_list_flocks" in line)
-    assert "a2a skill" in line
-    assert {spec.name for spec in default_registry.specs()}
+    lines = out.getvalue().splitlines()
+    mcp_only = {spec.name for spec in default_registry.specs() if not spec.a2a_skill}
+    assert mcp_only and lines[1] == (
+        f"A2A skills (a2a_tools): every tool below except {len(mcp_only)}"
+    )
+    named = dict(line.split(maxsplit=1) for line in lines[2 : 2 + len(mcp_only)])
+    assert set(named) == mcp_only
+    assert named["test_missing_capability"] == "MCP only: needs MCP client capabilities sampling"
+    assert not lines[2 + len(mcp_only)]  # then the catalogue, as before
