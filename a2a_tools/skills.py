@@ -125,7 +125,8 @@ def _extension(specs: list[ToolSpec] | None) -> dict[str, Any]:
 
 def _security() -> tuple[dict[str, Any], list[dict[str, Any]]]:
     schemes = {
-        # A tenant member's personal access token (tenancy); OAuth joins here when it lands.
+        # A tenant member's personal access token (tenancy). tenancy.oauth's access tokens are
+        # issued for /mcp only (RFC 8707), so OAuth is not a scheme of this endpoint.
         BEARER_SCHEME: {"httpAuthSecurityScheme": {"scheme": "Bearer"}}
     }
     return schemes, [{"schemes": {BEARER_SCHEME: {"list": []}}}]

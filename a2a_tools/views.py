@@ -35,7 +35,12 @@ from mcp_tools.context import CallContext, request_in_flight
 from mcp_tools.exceptions import CallContextRefusedError
 from mcp_tools.middleware import body_cap, jsonrpc_errors
 from mcp_tools.views import _rate_usage, origin_allowed
-from tenancy import TenantContext
+from tenancy import (
+    NotAuthenticatedError,
+    TenantContext,
+    bearer_challenge,
+    renders_authentication_failure,
+)
 from tenancy.markers import counts_own_rate
 
 logger = logging.getLogger(__name__)
@@ -71,21 +76,36 @@ def agent_card_view(request: HttpRequest) -> HttpResponse:
     return response
 
 
-def _challenge() -> HttpResponse:
+def _unauthenticated(request: HttpRequest) -> HttpResponse:
+    """The one 401 of ``/a2a``, in JSON-RPC form: ``ErrorInfo`` reason ``UNAUTHENTICATED`` with
+    tenancy's stable code in ``metadata.code``, for a missing bearer and a refused one alike.
+
+    A refused bearer is the one tenancy recorded (``renders_authentication_failure``): an
+    unknown, expired or revoked token, or an OAuth access token, which is issued for ``/mcp``
+    only (RFC 8707 audience) and so is ``Auth.InvalidAudience`` here.
+    """
+    failure = getattr(request, "authentication_failure", None)
+    if failure is None:
+        code = str(NotAuthenticatedError.default_code)
+        message = "Authentication required: send Authorization: Bearer <token>"
+    else:
+        code, message = str(failure.default_code), str(failure.detail)
     return _json(
         401,
         errors.system_error(
-            None,
-            errors.REASON_UNAUTHENTICATED,
-            "Authentication required: send Authorization: Bearer <token>",
-            code=-32600,
+            None, errors.REASON_UNAUTHENTICATED, message, {"code": code}, code=-32600
         ),
-        {"WWW-Authenticate": 'Bearer realm="a2a"'},
+        {
+            "WWW-Authenticate": bearer_challenge(
+                failure, request=request, realm=None if failure else "a2a"
+            )
+        },
     )
 
 
 @csrf_exempt
 @handles_own_idempotency
+@renders_authentication_failure
 @counts_own_rate
 @body_cap
 @jsonrpc_errors
@@ -107,7 +127,7 @@ def a2a_view(request: HttpRequest) -> HttpResponse:
         return _json(403, _jsonrpc.error_bytes(None, -32600, "Forbidden: Origin not allowed"))
     tenant = getattr(request, "tenant", None)
     if not isinstance(tenant, TenantContext) or not tenant.is_resolved:
-        return _challenge()
+        return _unauthenticated(request)
     media = request.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
     if media not in JSON_TYPES:
         return _json(

@@ -10,6 +10,7 @@ import pytest
 from django.test import Client, override_settings
 
 from tests.a2a_tools.conftest import A2AClient, error_reason, skill_message
+from tests.factories import FarmFactory, MembershipFactory
 
 pytestmark = pytest.mark.django_db
 
@@ -34,16 +35,39 @@ def test_only_post_is_served(a2a_client: Any) -> None:
     assert response.status_code == 405 and response["Allow"] == "POST"
 
 
+def _auth_code(response: Any) -> str:
+    info = json.loads(response.content)["error"]["data"][0]
+    assert info["reason"] == "UNAUTHENTICATED"
+    return str(info["metadata"]["code"])
+
+
 def test_no_bearer_is_a_401_challenge_and_a_bad_one_too(client: Client) -> None:
     anonymous = A2AClient(None)
     response = anonymous.message("GetExtendedAgentCard")
     assert response.status_code == 401
     assert response["WWW-Authenticate"] == 'Bearer realm="a2a"'
-    assert error_reason(json.loads(response.content)) == "UNAUTHENTICATED"
+    assert _auth_code(response) == "Auth.NotAuthenticated"
     forged = A2AClient("ck_not_a_real_token_at_all")
     response = forged.message("GetExtendedAgentCard")
     assert response.status_code == 401
     assert response["WWW-Authenticate"].startswith('Bearer error="invalid_token"')
+    assert _auth_code(response) == "Auth.InvalidToken"
+
+
+def test_an_oauth_token_issued_for_mcp_is_refused_on_a2a() -> None:
+    """OAuth access tokens are bound to the MCP endpoint (RFC 8707): on /a2a the token is
+    ``Auth.InvalidAudience``, a JSON-RPC 401 — never a call under its scopes.
+
+    Mutation: in ``tenancy.oauth.bearer.verify`` drop the request-path check → red (200)."""
+    from tests.tenancy.oauth.flow import grant_tokens
+
+    membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["Admin"])
+    token = grant_tokens(membership)["access_token"]
+    response = A2AClient(token).message("GetExtendedAgentCard")
+    assert response.status_code == 401
+    assert _auth_code(response) == "Auth.InvalidAudience"
+    assert response["WWW-Authenticate"].startswith('Bearer error="invalid_token"')
+    assert "resource_metadata" not in response["WWW-Authenticate"]
 
 
 def test_a_foreign_origin_is_refused(a2a_client: Any) -> None:
