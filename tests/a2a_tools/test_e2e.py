@@ -5,7 +5,9 @@ Each fetches the public card (no skills) and the extended card per role (owner, 
 readonly see exactly the skills ``tools/list`` shows them), calls a read skill, records a day
 on the ambiguous "House 2 Brown" (the candidates reach the caller), records it again with a
 flock id (written, replayed under the same key, refused under the same key with other
-arguments) and calls a hidden skill (the same -32602 as an unknown one).
+arguments) and calls a hidden skill (the same -32602 as an unknown one). Then the same tools
+over ``/mcp`` with the same bearers: identical results (owner and worker: the flock scope is
+the same), and the A2A write is replayed by ``tools/call`` under its key, never done twice.
 """
 
 from __future__ import annotations
@@ -65,6 +67,37 @@ def tools_list(url: str, bearer: str) -> set[str]:
         if not cursor:
             specs = {spec.name: spec for spec in default_registry.specs()}
             return {name for name in names if projectable(specs[name])}
+
+
+def mcp_call(url: str, bearer: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """``tools/call`` over /mcp; the ``CallToolResult``."""
+    reply = httpx.post(
+        f"{url}/mcp",
+        json={
+            "jsonrpc": "2.0",
+            "id": 1,
+            "method": "tools/call",
+            "params": {"name": name, "arguments": arguments},
+        },
+        headers={"Authorization": f"Bearer {bearer}", "MCP-Protocol-Version": "2025-11-25"},
+        timeout=30,
+    ).json()
+    result: dict[str, Any] = reply["result"]
+    return result
+
+
+def assert_same_over_mcp(
+    url: str, bearer: str, story: dict[str, Any], *, key: str, recorded: dict[str, Any]
+) -> None:
+    """The A2A results of ``story`` are what /mcp answers the same bearer: the read skill's
+    result, and the write's replay under the same key (one execution for both protocols)."""
+    flocks = mcp_call(url, bearer, "cluck_list_flocks", {})
+    assert flocks["structuredContent"] == story["flocks"]
+    write = "cluck_record_daily_entry"
+    replayed = mcp_call(url, bearer, write, {**recorded, "idempotencyKey": key})
+    assert replayed["structuredContent"] == {**story["recorded"], "replayed": True}
+    other = mcp_call(url, bearer, write, {**recorded, "mortalityCount": 4, "idempotencyKey": key})
+    assert other["isError"] is True and "Idempotency.KeyReused" in other["content"][0]["text"]
 
 
 def record_args(day: str, flock: str) -> dict[str, Any]:
@@ -188,7 +221,7 @@ def _error(task: dict[str, Any]) -> dict[str, Any]:
     return data["error"]
 
 
-def _check_owner_story(results: list[dict[str, Any]], owner_tools: set[str]) -> str:
+def _check_owner_story(results: list[dict[str, Any]], owner_tools: set[str]) -> dict[str, Any]:
     card, extended, flocks, ambiguous, recorded, replayed, reused, unknown = (
         r.get("ok", r) for r in results
     )
@@ -206,11 +239,18 @@ def _check_owner_story(results: list[dict[str, Any]], owner_tools: set[str]) -> 
     assert again["dailyEntryId"] == first["dailyEntryId"]
     assert _error(reused)["code"] == "Idempotency.KeyReused"
     assert "error" in results[-1]
-    return str(recorded["id"])
+    return {"taskId": str(recorded["id"]), "flocks": _data(flocks), "recorded": first}
 
 
 def _role_skills(results: list[dict[str, Any]]) -> set[str]:
     return {skill["id"] for skill in results[0]["ok"]["skills"]}
+
+
+def _worker_flocks_match_mcp(url: str, bearer: str, task: dict[str, Any]) -> None:
+    """The worker's flock scope holds on both protocols: the same one flock either way."""
+    listed = _data(task)
+    assert [flock["name"] for flock in listed["flocks"]] == ["House 1 White"]
+    assert mcp_call(url, bearer, "cluck_list_flocks", {})["structuredContent"] == listed
 
 
 def test_a2a_sdk_python_client_runs_the_farm_story(demo_server) -> None:
@@ -220,22 +260,30 @@ def test_a2a_sdk_python_client_runs_the_farm_story(demo_server) -> None:
     active = Flock.objects.for_tenant(farm).get(name="House 2 Brown", status="Active")
     owner = PythonClient(url, bearers["owner"])
     results = asyncio.run(owner.story(_calls(day, str(active.pk), "py-e2e-1")))
-    task_id = _check_owner_story(results, tools_list(url, bearers["owner"]))
+    story = _check_owner_story(results, tools_list(url, bearers["owner"]))
     assert results[-1]["error"]["code"] == -32602
-    (fetched,) = asyncio.run(owner.story([{"op": "getTask", "id": task_id}]))
-    assert fetched["ok"]["id"] == task_id
+    (fetched,) = asyncio.run(owner.story([{"op": "getTask", "id": story["taskId"]}]))
+    assert fetched["ok"]["id"] == story["taskId"]
+    recorded = record_args(day, str(active.pk))
+    assert_same_over_mcp(url, bearers["owner"], story, key="py-e2e-1", recorded=recorded)
 
     for role in ("worker", "readonly"):
         client = PythonClient(url, bearers[role])
         hidden = "cluck_read_receivables" if role == "worker" else "cluck_record_daily_entry"
-        skills, denied = asyncio.run(
+        skills, denied, flocks = asyncio.run(
             client.story(
-                [{"op": "extendedCard"}, {"op": "send", "skill": hidden, "key": "py-hidden"}]
+                [
+                    {"op": "extendedCard"},
+                    {"op": "send", "skill": hidden, "key": "py-hidden"},
+                    {"op": "send", "skill": "cluck_list_flocks"},
+                ]
             )
         )
         assert _role_skills([skills]) == tools_list(url, bearers[role])
         assert hidden not in _role_skills([skills])
         assert denied["error"]["code"] == -32602
+        if role == "worker":
+            _worker_flocks_match_mcp(url, bearers[role], flocks["ok"])
 
 
 def test_a2a_js_client_runs_the_farm_story(demo_server) -> None:
@@ -249,23 +297,31 @@ def test_a2a_js_client_runs_the_farm_story(demo_server) -> None:
     active = Flock.objects.for_tenant(farm).get(name="House 2 Brown", status="Active")
     owner = JsClient(url, bearers["owner"])
     results = owner.run(_calls(day, str(active.pk), "js-e2e-1"))
-    task_id = _check_owner_story(results, tools_list(url, bearers["owner"]))
+    story = _check_owner_story(results, tools_list(url, bearers["owner"]))
     assert results[-1]["error"]["code"] == -32602, results[-1]
-    (fetched,) = owner.run([{"op": "getTask", "id": task_id}])
-    assert fetched["ok"]["id"] == task_id
+    (fetched,) = owner.run([{"op": "getTask", "id": story["taskId"]}])
+    assert fetched["ok"]["id"] == story["taskId"]
+    recorded = record_args(day, str(active.pk))
+    assert_same_over_mcp(url, bearers["owner"], story, key="js-e2e-1", recorded=recorded)
 
     for role in ("worker", "readonly"):
         hidden = "cluck_read_receivables" if role == "worker" else "cluck_record_daily_entry"
-        skills, denied = JsClient(url, bearers[role]).run(
-            [{"op": "extendedCard"}, {"op": "send", "skill": hidden, "key": "js-hidden"}]
+        skills, denied, flocks = JsClient(url, bearers[role]).run(
+            [
+                {"op": "extendedCard"},
+                {"op": "send", "skill": hidden, "key": "js-hidden"},
+                {"op": "send", "skill": "cluck_list_flocks"},
+            ]
         )
         assert _role_skills([skills]) == tools_list(url, bearers[role])
         assert hidden not in _role_skills([skills])
         assert denied["error"]["code"] == -32602, denied
+        if role == "worker":
+            _worker_flocks_match_mcp(url, bearers[role], flocks["ok"])
 
 
 def test_a2a_works_under_runserver(transactional_db: Any) -> None:
-    """The WSGI development server serves the async view too: card, extended card, a skill."""
+    """The WSGI development server serves /a2a too: the card and a skill call."""
     call_command("seed_demo", verbosity=0)
     bearer = demo_bearer("owner@sunrise.example")
     headers = {"Authorization": f"Bearer {bearer}", "A2A-Version": "1.0"}
