@@ -102,6 +102,7 @@ INSTALLED_APPS = [
     "tenancy.oauth",
     "idempotency",
     "mcp_tools",
+    "a2a_tools",
     "cluck",
     *_env_list("CLUCK_EXTRA_APPS", []),
 ]

@@ -13,6 +13,7 @@ urlpatterns = [
     path("", include("mcp_tools.urls")),  # POST /mcp (exactly; no slash) + OAuth probe 404s
     # /healthz, /readyz, and /metrics (a 404 unless MCP_TOOLS_METRICS_* guard it): operating.md
     path("", include("mcp_tools.observability.urls")),
+    path("", include("a2a_tools.urls")),  # POST /a2a + /.well-known/agent-card.json
     path("admin/", admin.site.urls),
     path("api/v1/", include("tenancy.urls")),
     path("api/v1/", include("cluck.api.urls")),

@@ -157,6 +157,8 @@ class ToolSpec:
     task_support: TaskSupport = "forbidden"
     # Client capabilities the tool cannot work without (e.g. "sampling"); checked before it runs.
     required_client_capabilities: tuple[str, ...] = ()
+    # Projected as an A2A skill by a2a_tools (False: MCP only).
+    a2a: bool = True
     # The tool's own stable error codes, each with when it is answered (the reference lists
     # them; the framework's own codes are added by ``error_codes``).
     errors: tuple[tuple[str, str], ...] = ()
@@ -178,6 +180,12 @@ class ToolSpec:
     @property
     def qualname(self) -> str:
         return f"{self.fn.__module__}.{self.fn.__qualname__}"
+
+    @property
+    def a2a_skill(self) -> bool:
+        """Projected as an A2A skill (when ``a2a_tools`` is installed): not opted out, and
+        needing no MCP client capability (sampling, elicitation, …) an A2A client cannot have."""
+        return self.a2a and not self.required_client_capabilities
 
     @property
     def operation_key(self) -> str:
@@ -337,6 +345,7 @@ def build_spec(
     task_support: TaskSupport = "forbidden",
     requires_client_capabilities: Sequence[str] = (),
     errors: Mapping[str, str] | None = None,
+    a2a: bool = True,
 ) -> ToolSpec:
     """Check ``fn`` against every registration rule and prepare its schemas.
 
@@ -506,7 +515,14 @@ def build_spec(
         task_support=task_support,
         required_client_capabilities=_capabilities(where, requires_client_capabilities),
         errors=declared,
+        a2a=_flag(where, "a2a", a2a),
     )
+
+
+def _flag(where: str, name: str, value: object) -> bool:
+    if not isinstance(value, bool):
+        raise _fail(where, f"{name} must be True or False")
+    return value
 
 
 def _capabilities(where: str, names: Sequence[str]) -> tuple[str, ...]:
@@ -537,6 +553,7 @@ class Registry:
         task_support: TaskSupport = "forbidden",
         requires_client_capabilities: Sequence[str] = (),
         errors: Mapping[str, str] | None = None,
+        a2a: bool = True,
     ) -> Callable[[F], F]:
         """Register the decorated function as an MCP tool; returns it unchanged.
 
@@ -551,6 +568,8 @@ class Registry:
         ``idempotencyKey`` and runs inside the idempotent unit (fail-closed). ``errors`` maps
         each stable code the tool itself can answer with to when (the tool reference lists
         them with the framework's own).
+        ``a2a=False`` keeps the tool off the A2A skill projection (``a2a_tools``); it stays an
+        MCP tool.
 
         Raises:
             TypeError: used bare (``@tool`` without arguments).
@@ -573,6 +592,7 @@ class Registry:
                 task_support=task_support,
                 requires_client_capabilities=requires_client_capabilities,
                 errors=errors,
+                a2a=a2a,
             )
             self.add(spec)
             return func

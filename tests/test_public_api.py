@@ -7,6 +7,7 @@ import importlib
 import pytest
 
 EXPECTED = {
+    "a2a_tools": {"TaskOwner", "TaskPage", "TaskStore"},
     "tenancy": {
         "AUTHENTICATED",
         "DEFAULT_ROLES",

@@ -21,10 +21,10 @@ EXPECTED_EXEMPT = {
 }
 
 
-def _mcp_route() -> str | None:
-    """The /mcp view (built in another issue) must be the one ``handles_own_idempotency``
-    view once it is routed; until then it cannot be expected."""
-    for path in ("/mcp", "/mcp/"):
+def _mcp_route(paths: tuple[str, ...] = ("/mcp", "/mcp/")) -> str | None:
+    """The /mcp view (and /a2a, the same tools as A2A skills) must be the
+    ``handles_own_idempotency`` views once routed; until then they cannot be expected."""
+    for path in paths:
         try:
             return resolve(path).url_name or path
         except Resolver404:
@@ -46,23 +46,23 @@ def test_the_exempt_views_are_exactly_the_expected_ones() -> None:
     walked = all_views()
     assert len(walked) >= 15  # sanity: the walk sees the whole API, includes flattened
     expected = set(EXPECTED_EXEMPT)
-    mcp = _mcp_route()
-    if mcp is not None:
-        expected.add(
-            (
-                mcp,
-                HANDLES_OWN_IDEMPOTENCY,
-                "handles its own idempotency (keys are part of its protocol)",
+    for route in (_mcp_route(), _mcp_route(("/a2a",))):
+        if route is not None:
+            expected.add(
+                (
+                    route,
+                    HANDLES_OWN_IDEMPOTENCY,
+                    "handles its own idempotency (keys are part of its protocol)",
+                )
             )
-        )
     assert shipped(exempt_views()) == expected
 
 
-def test_at_most_one_view_handles_its_own_idempotency() -> None:
+def test_only_the_protocol_endpoints_handle_their_own_idempotency() -> None:
+    """/mcp and /a2a carry the key in their protocol and run writes in the idempotent unit."""
     own = [e for e in exempt_views() if e.marker == HANDLES_OWN_IDEMPOTENCY]
-    assert len(own) <= 1
-    if own:
-        assert own[0].route.rstrip("/") == "mcp"
+    assert {e.route.rstrip("/") for e in own} <= {"mcp", "a2a"}
+    assert len(own) <= 2
 
 
 def test_markers_are_found_on_functions_classes_nested_includes_and_method_routes() -> None:

@@ -95,14 +95,18 @@ def test_tools_list_is_filtered_by_role_on_a_real_request(mcp_client, role):
     assert ("mcptest_record_note" in listed) == (role in {"Owner", "Manager", "Worker"})
 
 
-def test_exactly_one_view_handles_its_own_idempotency_and_it_is_mcp():
-    """Guard 17 (a walk of every route; the marker is metadata, not a path).
+def test_only_mcp_and_a2a_handle_their_own_idempotency():
+    """Guard 17 (a walk of every route; the marker is metadata, not a path). The two protocol
+    endpoints carry the key in their messages and run writes in the idempotent unit.
 
-    Mutation: put ``@handles_own_idempotency`` on a second view (e.g. ``MeApi``) → red.
+    Mutation: put ``@handles_own_idempotency`` on a third view (e.g. ``MeApi``) → red.
     """
+    from a2a_tools.views import a2a_view
+
     own = [view for view in exempt_views() if view.marker == HANDLES_OWN_IDEMPOTENCY]
-    assert [(view.route, view.name) for view in own] == [("mcp", "mcp")]
+    assert sorted((view.route, view.name) for view in own) == [("a2a", "a2a"), ("mcp", "mcp")]
     assert _routes()["mcp"] is mcp_view
+    assert _routes()["a2a"] is a2a_view
     assert len(_routes()) > 10
 
 

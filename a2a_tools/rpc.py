@@ -1,0 +1,579 @@
+"""The A2A v1.0 JSON-RPC methods, answered from the prepared skills of the caller's role.
+
+Request parameters are validated with the ``a2a-sdk`` protobuf types (``ParseDict``: the
+specification's field names and enums). The skill's ``arguments`` are then read from the JSON
+as sent, never from the protobuf ``Struct``: a ``Struct`` turns every number into a double, and
+a tool must see ``950`` and ``2**60`` exactly as an MCP caller's would. Responses are written as
+JSON in the specification's form (camelCase, ProtoJSON enum names) for the same reason.
+
+A skill runs exactly like ``tools/call``: the same ``CallContext``, argument model, worker pool,
+concurrency slots, deadline and, for a write, the same ``IdempotentUnit`` under the same keys.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+import json
+import logging
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Final
+
+from a2a.types import a2a_pb2 as pb
+from a2a.utils.errors import (
+    A2AError,
+    ContentTypeNotSupportedError,
+    InvalidParamsError,
+    MethodNotFoundError,
+    PushNotificationNotSupportedError,
+    TaskNotCancelableError,
+    TaskNotFoundError,
+    UnsupportedOperationError,
+    VersionNotSupportedError,
+)
+from asgiref.sync import sync_to_async
+from django.db import DatabaseError
+from google.protobuf.json_format import ParseDict, ParseError
+from google.protobuf.message import Message as ProtoMessage
+
+from a2a_tools import errors
+from a2a_tools.skills import (
+    IDEMPOTENCY_METADATA_KEY,
+    JSON_MODE,
+    PROTOCOL_VERSION,
+    SkillSurface,
+)
+from a2a_tools.tasks import InvalidCursorError, TaskOwner, TaskStore, task_store
+from mcp_tools import _jsonrpc, calls
+from mcp_tools.context import CallContext
+from mcp_tools.registry import IDEMPOTENCY_KEY_ALIAS, ToolSpec
+from tenancy import evaluate
+
+logger = logging.getLogger(__name__)
+
+VERSION_HEADER: Final = "A2A-Version"
+# An absent A2A-Version means 0.3 (spec §3.6.2), which this agent does not speak.
+IMPLICIT_VERSION: Final = "0.3"
+_VERSION_RE: Final = re.compile(r"^\s*(\d+)\.(\d+)(?:\.\d+)?\s*$")
+DEFAULT_PAGE_SIZE: Final = 50
+MAX_PAGE_SIZE: Final = 100
+MAX_CONTEXT_ID_LENGTH: Final = 255
+ACCEPTED_OUTPUT_MODES: Final = frozenset({JSON_MODE, "application/*", "*/*"})
+COMPLETED: Final = "TASK_STATE_COMPLETED"
+FAILED: Final = "TASK_STATE_FAILED"
+REJECTED: Final = "TASK_STATE_REJECTED"
+INVOCATION_SHAPE: Final = '{"data": {"skill": "<skill id>", "arguments": {...}}}'
+# The status code of a declined (rejected) task: the message was no skill invocation.
+CODE_NOT_AN_INVOCATION: Final = "A2A.InvocationRequired"
+
+METHODS: Final[Mapping[str, type[ProtoMessage]]] = {
+    "SendMessage": pb.SendMessageRequest,
+    "SendStreamingMessage": pb.SendMessageRequest,
+    "GetTask": pb.GetTaskRequest,
+    "ListTasks": pb.ListTasksRequest,
+    "CancelTask": pb.CancelTaskRequest,
+    "SubscribeToTask": pb.SubscribeToTaskRequest,
+    "CreateTaskPushNotificationConfig": pb.TaskPushNotificationConfig,
+    "GetTaskPushNotificationConfig": pb.GetTaskPushNotificationConfigRequest,
+    "ListTaskPushNotificationConfigs": pb.ListTaskPushNotificationConfigsRequest,
+    "DeleteTaskPushNotificationConfig": pb.DeleteTaskPushNotificationConfigRequest,
+    "GetExtendedAgentCard": pb.GetExtendedAgentCardRequest,
+}
+_STREAMING: Final = frozenset({"SendStreamingMessage", "SubscribeToTask"})
+_PUSH: Final = frozenset(
+    {
+        "CreateTaskPushNotificationConfig",
+        "GetTaskPushNotificationConfig",
+        "ListTaskPushNotificationConfigs",
+        "DeleteTaskPushNotificationConfig",
+    }
+)
+
+
+@dataclass(frozen=True)
+class Reply:
+    """HTTP status, JSON body and extra headers. JSON-RPC errors travel with 200 (§9)."""
+
+    status: int
+    body: bytes
+    headers: Mapping[str, str] = field(default_factory=dict)
+
+
+class _Refused(Exception):
+    def __init__(self, error: A2AError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+def _invalid(message: str, **data: Any) -> _Refused:
+    return _Refused(InvalidParamsError(message=message, data=data or None))
+
+
+def version_error(requested: str | None) -> A2AError | None:
+    """``VersionNotSupportedError`` unless the request speaks 1.0 (patch ignored, §3.6)."""
+    version = (requested or "").strip() or IMPLICIT_VERSION
+    match = _VERSION_RE.match(version)
+    if match and f"{match[1]}.{match[2]}" == PROTOCOL_VERSION:
+        return None
+    return VersionNotSupportedError(
+        message=f"A2A version {version} is not supported; this agent speaks {PROTOCOL_VERSION}",
+        data={"requestedVersion": version, "supportedVersions": PROTOCOL_VERSION},
+    )
+
+
+def _without_part_data(params: Mapping[str, Any]) -> dict[str, Any]:
+    """``params`` with each message part's ``data`` value replaced by ``null``.
+
+    The skill's arguments are read from the JSON as sent and validated by the tool's own model;
+    converting them to a protobuf ``Struct`` first would only cost time (and turn integers into
+    doubles). Everything else — the shape of the message, its parts, enums — is still checked.
+    """
+    message = params.get("message")
+    if not isinstance(message, dict) or not isinstance(message.get("parts"), list):
+        return dict(params)
+    parts: list[Any] = message["parts"]
+    stubbed = [
+        {**part, "data": None} if isinstance(part, dict) and "data" in part else part
+        for part in parts
+    ]
+    return {**params, "message": {**message, "parts": stubbed}}
+
+
+def parse_params(method: str, params: Mapping[str, Any] | None) -> ProtoMessage:
+    """The request parameters as the method's protobuf type (unknown fields ignored, §5.7)."""
+    payload = dict(params or {})
+    if METHODS[method] is pb.SendMessageRequest:
+        payload = _without_part_data(payload)
+    try:
+        return ParseDict(payload, METHODS[method](), ignore_unknown_fields=True)
+    except ParseError as exc:
+        raise _invalid(f"Invalid params: {exc}") from None
+
+
+def timestamp() -> str:
+    """Now, as the specification writes timestamps: UTC, milliseconds, ``Z`` (§5.6.1)."""
+    now = dt.datetime.now(dt.UTC)
+    return now.isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+@dataclass(frozen=True)
+class Invocation:
+    skill: str
+    arguments: dict[str, Any]
+    idempotency_key: Any
+    message: dict[str, Any]  # the caller's message, as sent
+
+
+class NotAnInvocationError(Exception):
+    """The message carries no data part: it is not a skill invocation at all."""
+
+
+def invocation(raw_message: Mapping[str, Any]) -> Invocation:
+    """Read ``{"skill", "arguments"}`` from the message's one data part.
+
+    Raises:
+        NotAnInvocationError: no part carries data (text or files only): the agent declines the
+            task (``TASK_STATE_REJECTED``) and its status message shows the invocation shape.
+        _Refused: -32005 for a data part of another media type, -32602 for any other shape.
+    """
+    parts = raw_message.get("parts")
+    if not isinstance(parts, list) or not all(isinstance(part, dict) for part in parts):
+        raise _invalid("message.parts must be a list of parts")
+    if not any("data" in part for part in parts):
+        raise NotAnInvocationError
+    if len(parts) != 1:
+        raise _invalid(f"Send exactly one part: {INVOCATION_SHAPE}")
+    part = parts[0]
+    if part.get("mediaType") not in (None, "", JSON_MODE):
+        raise _Refused(
+            ContentTypeNotSupportedError(
+                message=f"The invocation is one application/json data part: {INVOCATION_SHAPE}",
+                data={"acceptedModes": JSON_MODE},
+            )
+        )
+    data = part["data"]
+    if (
+        not isinstance(data, dict)
+        or not isinstance(data.get("skill"), str)
+        or set(data) - {"skill", "arguments"}
+    ):
+        raise _invalid(f"The data part must be {INVOCATION_SHAPE} (arguments may be omitted)")
+    arguments = data.get("arguments", {})
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        raise _invalid("arguments must be an object")
+    if IDEMPOTENCY_KEY_ALIAS in arguments:
+        raise _invalid(
+            f"The idempotency key travels in message.metadata.{IDEMPOTENCY_METADATA_KEY}, "
+            "not among the arguments"
+        )
+    metadata = raw_message.get("metadata")
+    key = metadata.get(IDEMPOTENCY_METADATA_KEY) if isinstance(metadata, dict) else None
+    return Invocation(data["skill"], arguments, key, dict(raw_message))
+
+
+def visible_skill(surface: SkillSurface, ctx: CallContext, name: str) -> ToolSpec | None:
+    spec = surface.skills.get(name)
+    # Defense in depth, as tools/call does: ask the live policy again.
+    if spec is None or not evaluate(spec.policy, ctx.actor):
+        return None
+    return spec
+
+
+def _tool_error(result: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``{"code", "message", "data"?}`` object of an MCP ``isError`` result."""
+    try:
+        text = result["content"][0]["text"]
+        error = json.loads(text)["error"]
+        if isinstance(error, dict):
+            return error
+    except (KeyError, IndexError, TypeError, ValueError):
+        pass
+    return {"code": calls.CODE_INTERNAL, "message": "The tool failed"}
+
+
+def _content_part(block: Mapping[str, Any]) -> dict[str, Any]:
+    kind = block.get("type")
+    if kind == "text":
+        return {"text": block.get("text", ""), "mediaType": "text/plain"}
+    if kind in ("image", "audio"):
+        return {"raw": block.get("data", ""), "mediaType": block.get("mimeType", "")}
+    if kind == "resource":
+        resource = block.get("resource", {})
+        part: dict[str, Any] = {"mediaType": resource.get("mimeType") or "text/plain"}
+        if "blob" in resource:
+            part["raw"] = resource["blob"]
+        else:
+            part["text"] = resource.get("text", "")
+        part["metadata"] = {"uri": resource.get("uri", "")}
+        return part
+    if kind == "resource_link":
+        return {"url": block.get("uri", ""), "mediaType": block.get("mimeType") or ""}
+    return {"data": dict(block), "mediaType": JSON_MODE}
+
+
+def result_parts(result: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """A successful ``CallToolResult`` as artifact parts: the structured result as one JSON
+    data part, otherwise one part per content block."""
+    if "structuredContent" in result:
+        return [{"data": result["structuredContent"], "mediaType": JSON_MODE}]
+    return [_content_part(block) for block in result.get("content", [])]
+
+
+def task_from_result(
+    result: Mapping[str, Any], *, task_id: str, context_id: str, call: Invocation
+) -> dict[str, Any]:
+    """The finished ``Task`` for one tool result: completed with the result as its artifact,
+    or failed with the tool error (stable code) in its status message."""
+    user_message = {**call.message, "taskId": task_id, "contextId": context_id}
+    task: dict[str, Any] = {"id": task_id, "contextId": context_id}
+    if result.get("isError"):
+        error = _tool_error(result)
+        task["status"] = {
+            "state": FAILED,
+            "timestamp": timestamp(),
+            "message": _agent_message(error, task_id=task_id, context_id=context_id),
+        }
+    else:
+        task["status"] = {"state": COMPLETED, "timestamp": timestamp()}
+        task["artifacts"] = [
+            {"artifactId": f"{task_id}-result", "name": "result", "parts": result_parts(result)}
+        ]
+    task["history"] = [user_message]
+    task["metadata"] = {"skill": call.skill}
+    return task
+
+
+def rejected_task(message: Mapping[str, Any], *, task_id: str, context_id: str) -> dict[str, Any]:
+    """A message that invokes no skill (text or files only): the agent declines it. This agent
+    has no model to read prose; its status message says how to invoke a skill instead."""
+    error = {
+        "code": CODE_NOT_AN_INVOCATION,
+        "message": (
+            "This agent runs skills and reads no prose: send one application/json data part "
+            f"{INVOCATION_SHAPE}; the skills are listed in the extended Agent Card "
+            "(GetExtendedAgentCard)."
+        ),
+    }
+    return {
+        "id": task_id,
+        "contextId": context_id,
+        "status": {
+            "state": REJECTED,
+            "timestamp": timestamp(),
+            "message": _agent_message(error, task_id=task_id, context_id=context_id),
+        },
+        "history": [{**message, "taskId": task_id, "contextId": context_id}],
+    }
+
+
+def _agent_message(error: Mapping[str, Any], *, task_id: str, context_id: str) -> dict[str, Any]:
+    return {
+        "messageId": f"{task_id}-status",
+        "role": "ROLE_AGENT",
+        "taskId": task_id,
+        "contextId": context_id,
+        "parts": [
+            {"data": {"error": dict(error)}, "mediaType": JSON_MODE},
+            {"text": f"{error.get('code')}: {error.get('message')}"},
+        ],
+    }
+
+
+def shaped(
+    task: Mapping[str, Any], *, history_length: int | None, artifacts: bool = True
+) -> dict[str, Any]:
+    """``task`` trimmed as the request asks (§3.2.4 history, ListTasks ``includeArtifacts``)."""
+    out = dict(task)
+    if history_length is not None:
+        history = out.get("history", [])
+        if history_length == 0 or not history:
+            out.pop("history", None)
+        else:
+            out["history"] = history[-history_length:]
+    if not artifacts:
+        out.pop("artifacts", None)
+    return out
+
+
+def _optional_int(message: ProtoMessage, name: str) -> int | None:
+    return getattr(message, name) if message.HasField(name) else None
+
+
+def _history_length(message: ProtoMessage) -> int | None:
+    value = _optional_int(message, "history_length")
+    if value is not None and value < 0:
+        raise _invalid("historyLength must not be negative")
+    return value
+
+
+class Dispatcher:
+    """One request's methods: the caller's context, skills and task store."""
+
+    def __init__(
+        self,
+        *,
+        ctx: CallContext,
+        surface: SkillSurface,
+        interface_url: Callable[[], str],
+        store: TaskStore | None = None,
+    ) -> None:
+        self.ctx = ctx
+        self.surface = surface
+        self.interface_url = interface_url
+        self.store = store or task_store()
+        self.owner = TaskOwner(tenant_id=str(ctx.tenant_id), user_id=ctx.user_id)
+        self.request_id: Any = None
+        self._finished: tuple[dict[str, Any], ToolSpec | None] | None = None
+
+    async def dispatch(
+        self, request_id: Any, method: str, params: Mapping[str, Any] | None, version: str | None
+    ) -> Reply:
+        """Answer one request. Unknown method -32601, bad params -32602, then the version."""
+        self.request_id = request_id
+        if method not in METHODS:
+            return Reply(200, errors.a2a_error(request_id, MethodNotFoundError()))
+        try:
+            request = parse_params(method, params)
+            refused = version_error(version)
+            if refused is not None:
+                raise _Refused(refused)
+            return await self._answer(request_id, method, request, params or {})
+        except _Refused as exc:
+            return Reply(200, errors.a2a_error(request_id, exc.error))
+
+    async def _answer(
+        self, request_id: Any, method: str, request: Any, params: Mapping[str, Any]
+    ) -> Reply:
+        if method in _STREAMING:
+            # capabilities.streaming is false (§3.3.4).
+            raise _Refused(UnsupportedOperationError(message="Streaming is not supported"))
+        if method in _PUSH:
+            raise _Refused(PushNotificationNotSupportedError())
+        if method == "GetExtendedAgentCard":
+            card = self.surface.card.render(self.interface_url())
+            return Reply(200, _jsonrpc.result_bytes(request_id, card))
+        if method == "SendMessage":
+            result = await self.send_message(request, params)
+        elif method == "GetTask":
+            result = await self.get_task(request)
+        elif method == "ListTasks":
+            result = await self.list_tasks(request, params)
+        else:
+            result = await self.cancel_task(request)
+        if isinstance(result, Reply):
+            return result
+        return Reply(200, _jsonrpc.result_bytes(request_id, result))
+
+    async def _owned(self, task_id: str) -> dict[str, Any]:
+        if not task_id:
+            raise _invalid("id is required")
+        task = await sync_to_async(self.store.get)(self.owner, task_id)
+        if task is None:
+            # Another member's task and a missing one are the same answer (§13.1).
+            raise _Refused(TaskNotFoundError(data={"taskId": task_id}))
+        return task
+
+    async def get_task(self, request: pb.GetTaskRequest) -> dict[str, Any]:
+        history_length = _history_length(request)
+        task = await self._owned(request.id)
+        return shaped(task, history_length=history_length)
+
+    async def cancel_task(self, request: pb.CancelTaskRequest) -> dict[str, Any]:
+        task = await self._owned(request.id)
+        # Every stored task is finished: tool calls end within their request.
+        raise _Refused(
+            TaskNotCancelableError(data={"taskId": request.id, "state": task["status"]["state"]})
+        )
+
+    async def list_tasks(
+        self, request: pb.ListTasksRequest, params: Mapping[str, Any]
+    ) -> dict[str, Any]:
+        page_size = _optional_int(request, "page_size")
+        if page_size is None:
+            page_size = DEFAULT_PAGE_SIZE
+        if not 1 <= page_size <= MAX_PAGE_SIZE:
+            raise _invalid(f"pageSize must be between 1 and {MAX_PAGE_SIZE}")
+        history_length = _history_length(request)
+        raw_status = params.get("status")
+        # ParseDict maps an unknown enum name to 0 (no filter); a typo must not list everything.
+        if raw_status not in (None, "", 0) and not request.status:
+            raise _invalid(f"Unknown status: {raw_status}")
+        state = pb.TaskState.Name(request.status) if request.status else ""
+        after = (
+            request.status_timestamp_after.ToDatetime(tzinfo=dt.UTC)
+            if request.HasField("status_timestamp_after")
+            else None
+        )
+        try:
+            page = await sync_to_async(self.store.list)(
+                self.owner,
+                page_size=page_size,
+                cursor=request.page_token,
+                context_id=request.context_id,
+                state=state,
+                updated_after=after,
+            )
+        except InvalidCursorError:
+            raise _invalid("Invalid pageToken") from None
+        include = request.include_artifacts if request.HasField("include_artifacts") else False
+        return {
+            "tasks": [
+                shaped(task, history_length=history_length, artifacts=include)
+                for task in page.tasks
+            ],
+            "nextPageToken": page.next_cursor,
+            "pageSize": page_size,
+            "totalSize": page.total,
+        }
+
+    async def send_message(
+        self, request: pb.SendMessageRequest, params: Mapping[str, Any]
+    ) -> dict[str, Any] | Reply:
+        message = request.message
+        if not request.HasField("message") or not message.message_id or not message.parts:
+            raise _invalid("message needs messageId, role and parts")
+        if message.role == pb.ROLE_UNSPECIFIED:
+            raise _invalid("message.role is required")
+        configuration = request.configuration
+        if configuration.HasField("task_push_notification_config"):
+            raise _Refused(PushNotificationNotSupportedError())
+        modes = set(configuration.accepted_output_modes)
+        if modes and not modes & ACCEPTED_OUTPUT_MODES:
+            raise _Refused(
+                ContentTypeNotSupportedError(
+                    message="Skill results are application/json",
+                    data={"outputModes": JSON_MODE},
+                )
+            )
+        history_length = _history_length(configuration)
+        if message.task_id:
+            task = await self._owned(message.task_id)
+            raise _Refused(
+                UnsupportedOperationError(
+                    message="The task is finished and accepts no further messages",
+                    data={"taskId": message.task_id, "state": task["status"]["state"]},
+                )
+            )
+        # One task per request: the task takes the request id (which the logs and an internal
+        # error's requestId quote too), and a new context when the client names none.
+        task_id = self.ctx.request_id
+        context_id = message.context_id or task_id
+        if len(context_id) > MAX_CONTEXT_ID_LENGTH:
+            raise _invalid(f"contextId is longer than {MAX_CONTEXT_ID_LENGTH} characters")
+        try:
+            call = invocation(params["message"])
+        except NotAnInvocationError:
+            task = rejected_task(params["message"], task_id=task_id, context_id=context_id)
+            self._finished = (task, None)
+            return {"task": shaped(task, history_length=history_length)}
+        spec = visible_skill(self.surface, self.ctx, call.skill)
+        if spec is None:
+            # Hidden and unknown skills are indistinguishable: absence is not a hint.
+            raise _invalid(f"Unknown skill: {call.skill}", skill=call.skill)
+        arguments = call.arguments
+        if not spec.read_only and call.idempotency_key is not None:
+            arguments = {**arguments, IDEMPOTENCY_KEY_ALIAS: call.idempotency_key}
+        validated = calls.validate_arguments(spec, arguments)
+        if isinstance(validated, dict):
+            task = task_from_result(validated, task_id=task_id, context_id=context_id, call=call)
+            self._finished = (task, spec)
+        else:
+            ran = await self._run(
+                spec, validated, task_id=task_id, context_id=context_id, call=call
+            )
+            if isinstance(ran, Reply):
+                return ran
+            task = ran
+        return {"task": shaped(task, history_length=history_length)}
+
+    def store_finished_task(self) -> None:
+        """Store the task ``SendMessage`` finished, if any (synchronous: the request's thread)."""
+        if self._finished is None:
+            return
+        task, spec = self._finished
+        self._finished = None
+        try:
+            self.store.save(self.owner, task, skill=spec.name if spec else "")
+        except DatabaseError:
+            # The tool's work is done (a write is committed): the caller still gets its result,
+            # and only a later GetTask misses this task. Anything else is a bug and surfaces.
+            logger.exception("A2A task %s could not be stored", task["id"])
+
+    async def _run(
+        self, spec: ToolSpec, validated: Any, *, task_id: str, context_id: str, call: Invocation
+    ) -> dict[str, Any] | Reply:
+        body = calls.run_read if spec.read_only else calls.run_write
+        ctx = self.ctx
+
+        def work() -> dict[str, Any]:
+            result = body(spec, ctx, validated)
+            return task_from_result(result, task_id=task_id, context_id=context_id, call=call)
+
+        try:
+            task = await calls.run_bounded(work)
+        except calls.BoundError as exc:
+            return bound_reply(self.request_id, exc)
+        self._finished = (task, spec)
+        return task
+
+
+def bound_reply(request_id: Any, exc: calls.BoundError) -> Reply:
+    """The frozen envelopes for an exhausted concurrency limit and a missed deadline."""
+    if exc.code == calls.OVERLOADED:
+        retry = (exc.data or {}).get("retryAfterSeconds", 1)
+        return Reply(
+            200,
+            errors.system_error(
+                request_id, errors.REASON_OVERLOADED, exc.message, {"retryAfterSeconds": retry}
+            ),
+            {"Retry-After": str(retry)},
+        )
+    return Reply(
+        200,
+        errors.system_error(
+            request_id, errors.REASON_DEADLINE_EXCEEDED, exc.message, dict(exc.data or {})
+        ),
+    )
