@@ -364,8 +364,8 @@ def test_each_role_sees_the_same_money_on_every_route_and_every_tool(role: str) 
         keys_seen |= with_null
         assert fields == mcp.get(mirrored_tool or "", set()), (name, fields)
         mcp[name] = fields
-    for name, arguments in PROMPT_GETS.items():
-        got_money = _prompt_money(tools, name, arguments(world))
+    for name, prompt_arguments in PROMPT_GETS.items():
+        got_money = _prompt_money(tools, name, prompt_arguments(world))
         if got_money is None:
             continue
         fields, with_null = got_money
