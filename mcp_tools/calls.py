@@ -231,6 +231,13 @@ def _as_wire_json(value: Any, path: tuple[str, ...] = ()) -> tuple[Any, list[dic
     return normalized, sorted(problems, key=lambda problem: problem["field"])
 
 
+def unstorable_strings(value: Any) -> list[dict[str, str]]:
+    """Every string in ``value`` (object keys included) holding NUL or a lone surrogate, as
+    ``{field, code, message}``: what tools refuse as ``Tool.InvalidArguments``, and prompts,
+    completions and resource URIs refuse as -32602, before any application code runs."""
+    return _as_wire_json(value)[1]
+
+
 def _is_utf8(text: str) -> bool:
     try:
         text.encode("utf-8")

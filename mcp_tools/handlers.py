@@ -283,6 +283,10 @@ async def _complete(
         return error(era, rid, INVALID_PARAMS, "Unknown completion reference", {"ref": dict(ref)})
     completer = target.completers.get(str(argument.get("name")))
     value = argument.get("value")
+    unstorable = calls.unstorable_strings({"value": value, "context": known})
+    if unstorable:
+        problems = {"errors": unstorable}
+        return error(era, rid, INVALID_PARAMS, "Invalid completion argument", problems)
     if completer is None or not isinstance(value, str):
         return result(
             era, rid, {"completion": {"values": [], "hasMore": False}}, catalogue.server_info

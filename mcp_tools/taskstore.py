@@ -18,6 +18,7 @@ retention.
 from __future__ import annotations
 
 import datetime as dt
+import re
 import secrets
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
@@ -28,6 +29,8 @@ from django.utils import timezone
 
 from mcp_tools.models import TERMINAL_STATUSES, TaskRecord, TaskStatus
 
+# ``secrets.token_urlsafe(24)`` is 32 characters; a little slack, never more than the column.
+TASK_ID_RE: Final = re.compile(r"[A-Za-z0-9_-]{1,64}")
 LOST_RUNNER_ERROR: Final = {
     "code": -32603,
     "message": "The task's worker stopped before it finished; start the operation again.",
@@ -95,7 +98,8 @@ class TaskStore:
         return TaskRecord.objects.using(self.using)
 
     def _owned(self, owner: Owner, task_id: Any) -> Any:
-        if not isinstance(task_id, str) or not task_id or len(task_id) > 64:
+        # Only the shape this store hands out reaches SQL (a NUL would be a database error).
+        if not isinstance(task_id, str) or not TASK_ID_RE.fullmatch(task_id):
             return self._rows().none()
         # The owner in every statement: another actor's task id finds nothing.
         return self._rows().filter(

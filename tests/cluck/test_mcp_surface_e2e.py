@@ -6,9 +6,11 @@
   ``ClientExtension`` claims ``resultType: "task"`` and polls ``tasks/get``).
 - The same SDK in the handshake era (``ClientSession``): progress streamed on the call's own
   response, and submit proceeding without a question (no input requests in that era).
-- The TypeScript SDK (``@modelcontextprotocol/sdk`` 1.x, 2025-11-25) from a Node script:
+- The TypeScript SDK from a Node script: 1.x (``@modelcontextprotocol/sdk``, 2025-11-25) for
   resources, templates, the prompt, completions, progress, submit and the report as a
-  2025-11-25 core task (``callToolStream``).
+  2025-11-25 core task (``callToolStream``); 2.x (``@modelcontextprotocol/client``,
+  2026-07-28) for the confirmation before submit (its elicitation handler answers the
+  ``InputRequiredResult``; the SDK echoes the request state), a resource and the prompt.
 """
 
 from __future__ import annotations
@@ -261,7 +263,7 @@ def test_the_whole_surface_through_the_typescript_sdk(demo_server, tmp_path):
     # The pinned TypeScript SDK 1.x of clients/node: missing fails, unless CLUCK_SKIP_NODE=1.
     node.require(node.SDK)
     url, bearers = demo_server
-    (draft_id,) = _drafts(1)
+    draft_id, modern_draft_id = _drafts(2)
     today = sunrise().today()
     flock = Flock.objects.for_tenant(sunrise()).get(name="House 1 White")
     script = tmp_path / "ts_surface.mjs"
@@ -274,6 +276,7 @@ def test_the_whole_surface_through_the_typescript_sdk(demo_server, tmp_path):
             "MCP_URL": url,
             "MCP_BEARER": bearers["owner"],
             "DRAFT_ID": str(draft_id),
+            "MODERN_DRAFT_ID": str(modern_draft_id),
             "FLOCK_ID": str(flock.pk),
             "FROM_DATE": (today - dt.timedelta(days=75)).isoformat(),
             "TO_DATE": today.isoformat(),
@@ -298,3 +301,11 @@ def test_the_whole_surface_through_the_typescript_sdk(demo_server, tmp_path):
     assert story["submitted"]["status"] == "Submitted"
     assert story["taskStatuses"][0] == "working" and story["taskStatuses"][-1] == "completed"
     assert story["taskReport"]["totalEggs"] == story["syncReport"]["totalEggs"] > 0
+    modern = story["modern"]
+    assert modern["protocolVersion"] == "2026-07-28"
+    assert {"Large", "Medium"} <= set(modern["grades"])
+    assert modern["promptKinds"][:2] == ["text", "resource"]
+    # The confirmation before the irreversible submit: asked once, answered, then submitted.
+    assert len(modern["asked"]) == 1 and "100 eggs collected" in modern["asked"][0]
+    assert modern["confirmed"]["status"] == "Submitted"
+    assert DailyEntry.all_tenants.get(pk=modern_draft_id).status == "Submitted"

@@ -1,6 +1,15 @@
-// The farm's MCP surface through the TypeScript SDK 1.x (2025-11-25), driven by
+// The farm's MCP surface through the TypeScript SDK, driven by
 // tests/cluck/test_mcp_surface_e2e.py: prints one JSON line with what it saw.
+// 1.x (@modelcontextprotocol/sdk, 2025-11-25): resources, templates, the prompt, completions,
+// progress, submit without a question, the report as a core task.
+// 2.x (@modelcontextprotocol/client, 2026-07-28): the confirmation before submit, answered by
+// the client's elicitation handler (the SDK fulfils the InputRequiredResult and echoes the
+// request state), and a resource and the prompt in that era.
 import { readFileSync } from "node:fs";
+import {
+  Client as ModernClient,
+  StreamableHTTPClientTransport as ModernTransport,
+} from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CallToolResultSchema } from "@modelcontextprotocol/sdk/types.js";
@@ -58,6 +67,30 @@ for await (const message of client.experimental.tasks.callToolStream(
 }
 await client.close();
 
+// --- 2026-07-28 through the 2.x client ----------------------------------------------------
+const asked = [];
+const modern = new ModernClient(
+  { name: "cluck-ts-e2e-modern", version: "1.0.0" },
+  { capabilities: { elicitation: {} }, versionNegotiation: { mode: { pin: "2026-07-28" } } },
+);
+modern.setRequestHandler("elicitation/create", async (request) => {
+  asked.push(request.params.message);
+  return { action: "accept", content: { confirm: true } };
+});
+await modern.connect(
+  new ModernTransport(new URL(env.MCP_URL), {
+    requestInit: { headers: { Authorization: `Bearer ${env.MCP_BEARER}` } },
+  }),
+);
+const modernGrades = await modern.readResource({ uri: "farm://grades" });
+const modernPrompt = await modern.getPrompt({ name: "cluck_summarise_day", arguments: {} });
+const confirmed = await modern.callTool({
+  name: "cluck_submit_daily_entry",
+  arguments: { idempotencyKey: "ts-e2e-confirmed", dailyEntryId: Number(env.MODERN_DRAFT_ID) },
+});
+const modernVersion = modern.getNegotiatedProtocolVersion();
+await modern.close();
+
 console.log(
   JSON.stringify({
     sdk,
@@ -72,5 +105,12 @@ console.log(
     submitted: submitted.structuredContent,
     taskStatuses,
     taskReport,
+    modern: {
+      protocolVersion: modernVersion,
+      grades: JSON.parse(modernGrades.contents[0].text).grades.map((g) => g.name),
+      promptKinds: modernPrompt.messages.map((m) => m.content.type),
+      asked,
+      confirmed: confirmed.structuredContent,
+    },
   }),
 );
