@@ -3,7 +3,8 @@
 Two lines of the suite: 0.1.16 (handshake era, 2025-11-25) and the 0.2.x alpha
 (``--requirements 2026-07-28``). Each runs as a subprocess and is compared against its
 expected-failures file, which lists only what a stateless server (no session, no stream that
-outlives its request) cannot pass, each with its reason: the 2026-07-28 one is empty. Anything else failing — or an expected failure now passing — is red.
+outlives its request) cannot pass, each with its reason: the 2026-07-28 one is empty.
+Anything else failing — or an expected failure now passing — is red.
 Node 22 and the suites are installed under var/node by ``scripts/ensure-node``; when they are
 missing this fails, unless ``CLUCK_SKIP_NODE=1`` says to skip.
 """
