@@ -125,12 +125,16 @@ def _input_finish(
     """Map an outcome to a reply; ``done(value)`` answers a finished call."""
 
     def finish(outcome: invoke.Outcome) -> Reply:
-        if isinstance(outcome, calls.BoundError):
-            return error(era, rid, outcome.code, outcome.message, outcome.data)
-        if isinstance(outcome, invoke.StateRefused):
-            return error(
-                era, rid, INVALID_PARAMS, "Invalid request state", {"reason": outcome.reason}
-            )
+        shared = invoke.shared_reply(
+            outcome,
+            era=era,
+            rid=rid,
+            binding=binding,
+            exchange=exchange,
+            server_info=catalogue.server_info,
+        )
+        if shared is not None:
+            return shared
         if isinstance(outcome, invoke.NeedsCapability):
             return error(
                 era,
@@ -138,10 +142,6 @@ def _input_finish(
                 MISSING_REQUIRED_CLIENT_CAPABILITY if era.modern else INVALID_PARAMS,
                 "This request needs a client capability it did not declare",
                 {"requiredCapabilities": outcome.required},
-            )
-        if isinstance(outcome, invoke.NeedsInput):
-            return invoke.input_required(
-                era, rid, binding, exchange, outcome.requests, catalogue.server_info
             )
         assert isinstance(outcome, invoke.Done)
         if isinstance(outcome.value, _Failed):

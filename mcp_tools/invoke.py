@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_types import CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY
+from mcp_types.jsonrpc import INVALID_PARAMS
 
 from mcp_tools import calls, conf, requeststate, streaming, surfaces
 from mcp_tools.exchange import (
@@ -206,6 +207,26 @@ def input_required(
         return error(era, rid, -32603, "Internal error: the answers are too large to carry")
     body = {"resultType": "input_required", "inputRequests": requests, "requestState": state}
     return result(era, rid, body, server_info)
+
+
+def shared_reply(
+    outcome: Outcome,
+    *,
+    era: Era,
+    rid: Any,
+    binding: requeststate.Binding,
+    exchange: Exchange,
+    server_info: Mapping[str, Any],
+) -> Reply | None:
+    """The reply every kind of request gives ``outcome`` (a bound hit, a refused request state,
+    a question for the client); ``None``: the outcome is the caller's to answer."""
+    if isinstance(outcome, calls.BoundError):
+        return error(era, rid, outcome.code, outcome.message, outcome.data)
+    if isinstance(outcome, StateRefused):
+        return error(era, rid, INVALID_PARAMS, "Invalid request state", {"reason": outcome.reason})
+    if isinstance(outcome, NeedsInput):
+        return input_required(era, rid, binding, exchange, outcome.requests, server_info)
+    return None
 
 
 def _retrieve(future: asyncio.Future[Any]) -> None:

@@ -60,6 +60,16 @@ def _body_kind(where: str, annotation: Any) -> tuple[BodyKind, type[BaseModel] |
     )
 
 
+def _wire(address: dict[str, Any], spec: ResourceSpec | ResourceTemplateSpec) -> dict[str, Any]:
+    """A ``Resource`` / ``ResourceTemplate`` definition: its address, then what both share."""
+    definition: dict[str, Any] = {**address, "name": spec.name, "description": spec.description}
+    if spec.title:
+        definition["title"] = spec.title
+    if spec.mime_type:
+        definition["mimeType"] = spec.mime_type
+    return definition
+
+
 @dataclass(frozen=True)
 class ResourceSpec:
     """A concrete resource (one URI)."""
@@ -78,16 +88,7 @@ class ResourceSpec:
         return f"{self.fn.__module__}.{self.fn.__qualname__}"
 
     def wire_definition(self) -> dict[str, Any]:
-        definition: dict[str, Any] = {
-            "uri": self.uri,
-            "name": self.name,
-            "description": self.description,
-        }
-        if self.title:
-            definition["title"] = self.title
-        if self.mime_type:
-            definition["mimeType"] = self.mime_type
-        return definition
+        return _wire({"uri": self.uri}, self)
 
 
 @dataclass(frozen=True)
@@ -111,16 +112,7 @@ class ResourceTemplateSpec:
         return f"{self.fn.__module__}.{self.fn.__qualname__}"
 
     def wire_definition(self) -> dict[str, Any]:
-        definition: dict[str, Any] = {
-            "uriTemplate": self.uri_template,
-            "name": self.name,
-            "description": self.description,
-        }
-        if self.title:
-            definition["title"] = self.title
-        if self.mime_type:
-            definition["mimeType"] = self.mime_type
-        return definition
+        return _wire({"uriTemplate": self.uri_template}, self)
 
     def bind(self, uri: str) -> BaseModel | None:
         """The validated variables of ``uri``, or ``None`` if it is not one of ours."""

@@ -183,12 +183,11 @@ def _finisher(
     info = catalogue.server_info
 
     def finish(outcome: invoke.Outcome) -> Reply:
-        if isinstance(outcome, calls.BoundError):
-            return error(era, rid, outcome.code, outcome.message, outcome.data)
-        if isinstance(outcome, invoke.StateRefused):
-            return error(
-                era, rid, INVALID_PARAMS, "Invalid request state", {"reason": outcome.reason}
-            )
+        shared = invoke.shared_reply(
+            outcome, era=era, rid=rid, binding=binding, exchange=exchange, server_info=info
+        )
+        if shared is not None:
+            return shared
         if isinstance(outcome, invoke.NeedsCapability):
             if era.modern:
                 return error(
@@ -206,8 +205,6 @@ def _finisher(
                 {"requiredCapabilities": outcome.required},
             )
             return result(era, rid, body, info)
-        if isinstance(outcome, invoke.NeedsInput):
-            return invoke.input_required(era, rid, binding, exchange, outcome.requests, info)
         if isinstance(outcome, invoke.ToTask):
             if outcome.task is None:
                 return error(
