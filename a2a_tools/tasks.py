@@ -1,9 +1,12 @@
 """Where finished tasks live: a small port (``TaskStore``) and its Django ORM adapter.
 
-Tool calls finish within their request, so a task is stored once, in its final state, and only
-read back afterwards by the member who created it (tenant + user). The port is deliberately
-narrow — save one finished task, get one, list a page — so that a store shared with the MCP
-tasks extension can back it later (``A2A_TOOLS_TASK_STORE``) without touching the protocol code.
+Tool calls finish within their request, so a task is stored when its request ends — finished,
+or waiting for input (a message that invoked no skill) — and only read back afterwards by the
+member who created it (tenant + user). A waiting task changes once more, when a message
+continues it or it is canceled: a compare-and-set on its state, so two such requests never both
+win. The port is deliberately narrow — save, update, get, list — so that a store shared with
+the MCP tasks extension can back it later (``A2A_TOOLS_TASK_STORE``) without touching the
+protocol code.
 """
 
 from __future__ import annotations
@@ -50,6 +53,12 @@ class TaskStore(Protocol):
 
     def save(self, owner: TaskOwner, task: dict[str, Any], *, skill: str) -> None:
         """Store ``task`` (its ``id``, ``contextId`` and ``status`` are read from it)."""
+
+    def update(
+        self, owner: TaskOwner, task: dict[str, Any], *, skill: str, expected_state: str
+    ) -> bool:
+        """Replace ``owner``'s stored task ``task["id"]`` if its state is still
+        ``expected_state``; ``False`` (nothing changed) otherwise."""
 
     def get(self, owner: TaskOwner, task_id: str) -> dict[str, Any] | None:
         """The task, or ``None`` if ``owner`` has no task with that id."""
@@ -114,6 +123,24 @@ class DatabaseTaskStore:
             _insert_without_waiting_for_the_wal(connection, row, task)
         else:
             A2ATask.objects.using(using).create(**row, task=task)
+
+    def update(
+        self, owner: TaskOwner, task: dict[str, Any], *, skill: str, expected_state: str
+    ) -> bool:
+        from a2a_tools.models import A2ATask
+
+        changed = A2ATask.objects.filter(
+            pk=task["id"],
+            tenant_id=owner.tenant_id,
+            user_id=owner.user_id,
+            state=expected_state,
+        ).update(
+            state=task["status"]["state"],
+            skill=skill,
+            updated_at=parse_timestamp(task["status"]["timestamp"]),
+            task=task,
+        )
+        return changed == 1
 
     def get(self, owner: TaskOwner, task_id: str) -> dict[str, Any] | None:
         from a2a_tools.models import A2ATask
