@@ -40,6 +40,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.harness import (  # noqa: E402
     embedded_database,
+    measure,
     median_ratio,
     migrate_and_seed,
     uvicorn_server,
@@ -131,19 +132,7 @@ async def _run(url: str, bearer: str, kind: str, n: int, concurrency: int) -> tu
             _check(kind, i, response)
             return elapsed
 
-        for i in range(20):  # warm-up
-            await one(i)
-        latencies = [await one(i) for i in range(n)]
-        queue = list(range(n))
-
-        async def worker() -> None:
-            while queue:
-                await one(queue.pop())
-
-        started = time.perf_counter()
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
-        throughput = n / (time.perf_counter() - started)
-    return statistics.median(latencies) * 1000, throughput
+        return await measure(one, n, concurrency)
 
 
 def main() -> None:
