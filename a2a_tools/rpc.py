@@ -141,8 +141,45 @@ def _without_part_data(params: Mapping[str, Any]) -> dict[str, Any]:
     return {**params, "message": {**message, "parts": stubbed}}
 
 
+def _unstorable(value: Any, path: str = "params") -> str | None:
+    """Where the first string (key or value) holding NUL or a lone surrogate is, if any.
+
+    Such text survives neither a database column (PostgreSQL refuses both, in ``text`` and in
+    ``jsonb``) nor a UTF-8 reply, and every message is stored with its task; so, as ``/mcp``
+    does for tool arguments, it is refused at the boundary. The envelope parser bounds the
+    depth (``MCP_TOOLS_MAX_JSON_DEPTH``), so the recursion is safe.
+    """
+    if isinstance(value, str):
+        if "\x00" in value:
+            return path
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return path
+        return None
+    if isinstance(value, dict):
+        for key, child in value.items():
+            found = _unstorable(key, path) or _unstorable(child, f"{path}.{key}")
+            if found:
+                return found
+    elif isinstance(value, list):
+        for index, child in enumerate(value):
+            found = _unstorable(child, f"{path}.{index}")
+            if found:
+                return found
+    return None
+
+
 def parse_params(method: str, params: Mapping[str, Any] | None) -> ProtoMessage:
-    """The request parameters as the method's protobuf type (unknown fields ignored, §5.7)."""
+    """The request parameters as the method's protobuf type (unknown fields ignored, §5.7).
+
+    Raises:
+        _Refused: -32602 for params of the wrong shape or types, or holding text no store
+            can keep (NUL, a lone surrogate).
+    """
+    where = _unstorable(params)
+    if where is not None:
+        raise _invalid("Text may not contain NUL (U+0000) or lone surrogates", field=where)
     payload = dict(params or {})
     if METHODS[method] is pb.SendMessageRequest:
         payload = _without_part_data(payload)
