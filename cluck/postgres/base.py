@@ -26,7 +26,23 @@ from psycopg_pool import ConnectionPool
 
 
 def probe_connection(conn: psycopg.Connection[Any]) -> None:
-    """Raise if the server has closed ``conn``; cheap when it has not (a pool ``check``)."""
+    """Raise if the server has closed ``conn``; cheap when it has not (a pool ``check``).
+
+    One dead idle connection means the others died with it (a restart): the whole pool is
+    drained at once. psycopg_pool's check loop backs off 1 s, 2 s, 4 s between the candidates
+    it draws, so walking four dead ones one by one outlasts the pool timeout although fresh
+    connections are ready; after a drain the loop waits once, for a new connection.
+    """
+    try:
+        _probe(conn)
+    except psycopg.Error:
+        pool = getattr(conn, "_pool", None)
+        if isinstance(pool, ConnectionPool):
+            pool.drain()
+        raise
+
+
+def _probe(conn: psycopg.Connection[Any]) -> None:
     if conn.closed or conn.broken:
         raise psycopg.OperationalError("the connection is closed")
     poller = select.poll()

@@ -14,11 +14,13 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import select
 import subprocess
 import time
 from pathlib import Path
 from typing import Any
+from urllib.parse import quote
 
 import pytest
 
@@ -369,8 +371,10 @@ def test_mcp_remote_relays_our_codes_over_stdio(demo_server: DemoServer, tmp_pat
 
     Three proxies: the owner's story in the handshake era, readonly with ``--protocol auto``
     (mcp-remote finds 2026-07-28 through ``server/discover`` and bridges every request), and
-    a bearer the server refuses (mcp-remote tries OAuth discovery, fails, exits non-zero —
-    it must not hang or wait on a browser)."""
+    a bearer the server refuses: mcp-remote answers every 401 by discovering our authorization
+    server (RFC 9728 → RFC 8414), registering itself, and printing our consent URL for this
+    resource — a sign-in the user can act on, never a silent hang. Mutation: unmount
+    ``tenancy.oauth.urls`` in ``cluck/urls.py`` → no sign-in URL → red."""
     node.require(node.MCP_REMOTE)
     server, day = demo_server, demo_server.days_ago(22)
     write = record_args("mcp-remote-1", server.house_2_brown["Active"], day)
@@ -409,10 +413,20 @@ def test_mcp_remote_relays_our_codes_over_stdio(demo_server: DemoServer, tmp_pat
     finally:
         assert proxy.close() == 0
 
-    # mcp-remote connects before it reads stdin: a refused bearer ends it without a message.
+    # mcp-remote connects before it reads stdin; a refused bearer starts the OAuth sign-in.
     refused = StdioProxy(server, "ck_pat_not-a-token", tmp_path)
+    origin = server.url.removesuffix("/mcp")
+    consent = re.compile(
+        re.escape(f"{origin}/oauth/authorize/?")
+        + r"\S*resource="
+        + re.escape(quote(server.url, safe=""))
+    )
     try:
-        status = refused.process.wait(30)
+        deadline = time.monotonic() + 60
+        while not consent.search(refused.log_path.read_text()):
+            assert refused.process.poll() is None, refused.log_path.read_text()[-4000:]
+            assert time.monotonic() < deadline, refused.log_path.read_text()[-4000:]
+            time.sleep(0.2)
     finally:
-        refused.close()
-    assert status != 0 and refused.unread() == b"", refused.log_path.read_text()[-4000:]
+        refused.process.kill()
+        refused.process.wait()
