@@ -188,6 +188,17 @@ class DatabaseTaskStore:
         return TaskPage(tasks=[task for _, _, task in page], next_cursor=next_cursor, total=total)
 
 
+@functools.lru_cache(maxsize=4)
+def _insert_statement(table: str, columns: tuple[str, ...]) -> str:
+    # PostgreSQL's own identifier quoting; the statement text is the same for every row.
+    quoted = ", ".join(f'"{name}"' for name in (*columns, "task"))
+    return (
+        "WITH _async AS (SELECT set_config('synchronous_commit', 'off', true)) "
+        f'INSERT INTO "{table}" ({quoted}) '
+        f"SELECT {', '.join(['%s'] * len(columns))}, %s::jsonb FROM _async"
+    )
+
+
 def _insert_without_waiting_for_the_wal(
     connection: Any, row: dict[str, Any], task: dict[str, Any]
 ) -> None:
@@ -203,13 +214,7 @@ def _insert_without_waiting_for_the_wal(
     """
     from a2a_tools.models import A2ATask
 
-    quote = connection.ops.quote_name
-    columns = [*row, "task"]
-    statement = (
-        "WITH _async AS (SELECT set_config('synchronous_commit', 'off', true)) "
-        f"INSERT INTO {quote(A2ATask._meta.db_table)} ({', '.join(map(quote, columns))}) "
-        f"SELECT {', '.join(['%s'] * (len(columns) - 1))}, %s::jsonb FROM _async"
-    )
+    statement = _insert_statement(A2ATask._meta.db_table, tuple(row))
     # psycopg's own execute on Django's connection (Django's cursor wrapper costs as much as
     # the statement here); errors still surface as django.db errors.
     connection.ensure_connection()
