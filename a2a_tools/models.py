@@ -7,8 +7,9 @@ from django.utils import timezone
 
 
 class A2ATask(models.Model):
-    """One task as the caller saw it, owned by (tenant, user). Written once, when it finishes
-    (tool calls finish within their request), and purged after the retention."""
+    """One task as the caller saw it, owned by (tenant, user). Written when its request ends
+    (tool calls finish within their request); a task waiting for input changes once more
+    (continued or canceled). Purged after the retention."""
 
     id = models.CharField(primary_key=True, max_length=64)
     # Plain values, not foreign keys: like idempotency records, tasks must not cascade away

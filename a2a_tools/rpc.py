@@ -62,9 +62,10 @@ MAX_CONTEXT_ID_LENGTH: Final = 255
 ACCEPTED_OUTPUT_MODES: Final = frozenset({JSON_MODE, "application/*", "*/*"})
 COMPLETED: Final = "TASK_STATE_COMPLETED"
 FAILED: Final = "TASK_STATE_FAILED"
-REJECTED: Final = "TASK_STATE_REJECTED"
+INPUT_REQUIRED: Final = "TASK_STATE_INPUT_REQUIRED"
+CANCELED: Final = "TASK_STATE_CANCELED"
 INVOCATION_SHAPE: Final = '{"data": {"skill": "<skill id>", "arguments": {...}}}'
-# The status code of a declined (rejected) task: the message was no skill invocation.
+# The code in an input-required task's status message: the message was no skill invocation.
 CODE_NOT_AN_INVOCATION: Final = "A2A.InvocationRequired"
 
 METHODS: Final[Mapping[str, type[ProtoMessage]]] = {
@@ -140,8 +141,45 @@ def _without_part_data(params: Mapping[str, Any]) -> dict[str, Any]:
     return {**params, "message": {**message, "parts": stubbed}}
 
 
+def _unstorable(value: Any, path: str = "params") -> str | None:
+    """Where the first string (key or value) holding NUL or a lone surrogate is, if any.
+
+    Such text survives neither a database column (PostgreSQL refuses both, in ``text`` and in
+    ``jsonb``) nor a UTF-8 reply, and every message is stored with its task; so, as ``/mcp``
+    does for tool arguments, it is refused at the boundary. The envelope parser bounds the
+    depth (``MCP_TOOLS_MAX_JSON_DEPTH``), so the recursion is safe.
+    """
+    if isinstance(value, str):
+        if "\x00" in value:
+            return path
+        try:
+            value.encode("utf-8")
+        except UnicodeEncodeError:
+            return path
+        return None
+    if isinstance(value, dict):
+        for key, child in value.items():
+            found = _unstorable(key, path) or _unstorable(child, f"{path}.{key}")
+            if found:
+                return found
+    elif isinstance(value, list):
+        for index, child in enumerate(value):
+            found = _unstorable(child, f"{path}.{index}")
+            if found:
+                return found
+    return None
+
+
 def parse_params(method: str, params: Mapping[str, Any] | None) -> ProtoMessage:
-    """The request parameters as the method's protobuf type (unknown fields ignored, §5.7)."""
+    """The request parameters as the method's protobuf type (unknown fields ignored, §5.7).
+
+    Raises:
+        _Refused: -32602 for params of the wrong shape or types, or holding text no store
+            can keep (NUL, a lone surrogate).
+    """
+    where = _unstorable(params)
+    if where is not None:
+        raise _invalid("Text may not contain NUL (U+0000) or lone surrogates", field=where)
     payload = dict(params or {})
     if METHODS[method] is pb.SendMessageRequest:
         payload = _without_part_data(payload)
@@ -165,6 +203,28 @@ class Invocation:
     message: dict[str, Any]  # the caller's message, as sent
 
 
+@dataclass(frozen=True)
+class Turn:
+    """Where a message lands: a new task, or the input-required task it continues."""
+
+    task_id: str
+    context_id: str
+    earlier: tuple[dict[str, Any], ...] = ()  # the continued task's history, its prompt last
+    continues: bool = False
+
+    @classmethod
+    def continuing(cls, task: Mapping[str, Any]) -> Turn:
+        prompt = task["status"].get("message")
+        earlier = [*task.get("history", []), *([prompt] if prompt else [])]
+        return cls(task["id"], task["contextId"], tuple(earlier), continues=True)
+
+    def history(self, message: Mapping[str, Any]) -> list[dict[str, Any]]:
+        return [
+            *self.earlier,
+            {**message, "taskId": self.task_id, "contextId": self.context_id},
+        ]
+
+
 class NotAnInvocationError(Exception):
     """The message carries no data part: it is not a skill invocation at all."""
 
@@ -173,8 +233,8 @@ def invocation(raw_message: Mapping[str, Any]) -> Invocation:
     """Read ``{"skill", "arguments"}`` from the message's one data part.
 
     Raises:
-        NotAnInvocationError: no part carries data (text or files only): the agent declines the
-            task (``TASK_STATE_REJECTED``) and its status message shows the invocation shape.
+        NotAnInvocationError: no part carries data (text or files only): the task waits for
+            one (``TASK_STATE_INPUT_REQUIRED``); its status message shows the invocation shape.
         _Refused: -32005 for a data part of another media type, -32602 for any other shape.
     """
     parts = raw_message.get("parts")
@@ -262,12 +322,10 @@ def result_parts(result: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [_content_part(block) for block in result.get("content", [])]
 
 
-def task_from_result(
-    result: Mapping[str, Any], *, task_id: str, context_id: str, call: Invocation
-) -> dict[str, Any]:
+def task_from_result(result: Mapping[str, Any], *, turn: Turn, call: Invocation) -> dict[str, Any]:
     """The finished ``Task`` for one tool result: completed with the result as its artifact,
     or failed with the tool error (stable code) in its status message."""
-    user_message = {**call.message, "taskId": task_id, "contextId": context_id}
+    task_id, context_id = turn.task_id, turn.context_id
     task: dict[str, Any] = {"id": task_id, "contextId": context_id}
     if result.get("isError"):
         error = _tool_error(result)
@@ -281,14 +339,15 @@ def task_from_result(
         task["artifacts"] = [
             {"artifactId": f"{task_id}-result", "name": "result", "parts": result_parts(result)}
         ]
-    task["history"] = [user_message]
+    task["history"] = turn.history(call.message)
     task["metadata"] = {"skill": call.skill}
     return task
 
 
-def rejected_task(message: Mapping[str, Any], *, task_id: str, context_id: str) -> dict[str, Any]:
-    """A message that invokes no skill (text or files only): the agent declines it. This agent
-    has no model to read prose; its status message says how to invoke a skill instead."""
+def input_required_task(message: Mapping[str, Any], *, turn: Turn) -> dict[str, Any]:
+    """A message that invokes no skill (text or files only). This agent has no model to read
+    prose: the task waits for an invocation (an interrupted state, §4.1.3), and its status
+    message says how to send one — as a message continuing this task, or as a new one."""
     error = {
         "code": CODE_NOT_AN_INVOCATION,
         "message": (
@@ -298,14 +357,14 @@ def rejected_task(message: Mapping[str, Any], *, task_id: str, context_id: str) 
         ),
     }
     return {
-        "id": task_id,
-        "contextId": context_id,
+        "id": turn.task_id,
+        "contextId": turn.context_id,
         "status": {
-            "state": REJECTED,
+            "state": INPUT_REQUIRED,
             "timestamp": timestamp(),
-            "message": _agent_message(error, task_id=task_id, context_id=context_id),
+            "message": _agent_message(error, task_id=turn.task_id, context_id=turn.context_id),
         },
-        "history": [{**message, "taskId": task_id, "contextId": context_id}],
+        "history": turn.history(message),
     }
 
 
@@ -366,7 +425,9 @@ class Dispatcher:
         self.store = store or task_store()
         self.owner = TaskOwner(tenant_id=str(ctx.tenant_id), user_id=ctx.user_id)
         self.request_id: Any = None
-        self._finished: tuple[dict[str, Any], ToolSpec | None] | None = None
+        # The task SendMessage finished (stored by the view before the reply leaves): the
+        # task, its skill, and whether it continues an input-required task.
+        self._finished: tuple[dict[str, Any], ToolSpec | None, bool] | None = None
 
     async def dispatch(
         self, request_id: Any, method: str, params: Mapping[str, Any] | None, version: str | None
@@ -423,7 +484,17 @@ class Dispatcher:
 
     async def cancel_task(self, request: pb.CancelTaskRequest) -> dict[str, Any]:
         task = await self._owned(request.id)
-        # Every stored task is finished: tool calls end within their request.
+        # Only a task waiting for input can be canceled: a skill call ends within its request.
+        if task["status"]["state"] == INPUT_REQUIRED:
+            canceled = {
+                **task,
+                "history": list(Turn.continuing(task).earlier),
+                "status": {"state": CANCELED, "timestamp": timestamp()},
+            }
+            update = sync_to_async(self.store.update)
+            if await update(self.owner, canceled, skill="", expected_state=INPUT_REQUIRED):
+                return canceled
+            task = await self._owned(request.id)  # continued or canceled meanwhile
         raise _Refused(
             TaskNotCancelableError(data={"taskId": request.id, "state": task["status"]["state"]})
         )
@@ -489,25 +560,12 @@ class Dispatcher:
                 )
             )
         history_length = _history_length(configuration)
-        if message.task_id:
-            task = await self._owned(message.task_id)
-            raise _Refused(
-                UnsupportedOperationError(
-                    message="The task is finished and accepts no further messages",
-                    data={"taskId": message.task_id, "state": task["status"]["state"]},
-                )
-            )
-        # One task per request: the task takes the request id (which the logs and an internal
-        # error's requestId quote too), and a new context when the client names none.
-        task_id = self.ctx.request_id
-        context_id = message.context_id or task_id
-        if len(context_id) > MAX_CONTEXT_ID_LENGTH:
-            raise _invalid(f"contextId is longer than {MAX_CONTEXT_ID_LENGTH} characters")
+        turn = await self._turn(message)
         try:
             call = invocation(params["message"])
         except NotAnInvocationError:
-            task = rejected_task(params["message"], task_id=task_id, context_id=context_id)
-            self._finished = (task, None)
+            task = input_required_task(params["message"], turn=turn)
+            self._finished = (task, None, turn.continues)
             return {"task": shaped(task, history_length=history_length)}
         spec = visible_skill(self.surface, self.ctx, call.skill)
         if spec is None:
@@ -518,45 +576,83 @@ class Dispatcher:
             arguments = {**arguments, IDEMPOTENCY_KEY_ALIAS: call.idempotency_key}
         validated = calls.validate_arguments(spec, arguments)
         if isinstance(validated, dict):
-            task = task_from_result(validated, task_id=task_id, context_id=context_id, call=call)
-            self._finished = (task, spec)
+            task = task_from_result(validated, turn=turn, call=call)
+            self._finished = (task, spec, turn.continues)
         else:
-            ran = await self._run(
-                spec, validated, task_id=task_id, context_id=context_id, call=call
-            )
+            ran = await self._run(spec, validated, turn=turn, call=call)
             if isinstance(ran, Reply):
                 return ran
             task = ran
         return {"task": shaped(task, history_length=history_length)}
 
-    def store_finished_task(self) -> None:
-        """Store the task ``SendMessage`` finished, if any (synchronous: the request's thread)."""
+    async def _turn(self, message: pb.Message) -> Turn:
+        """A new task (its id is the request id, which the logs and an internal error's
+        ``requestId`` quote too), or the input-required task ``message.taskId`` continues."""
+        if not message.task_id:
+            context_id = message.context_id or self.ctx.request_id
+            if len(context_id) > MAX_CONTEXT_ID_LENGTH:
+                raise _invalid(f"contextId is longer than {MAX_CONTEXT_ID_LENGTH} characters")
+            return Turn(self.ctx.request_id, context_id)
+        task = await self._owned(message.task_id)
+        if task["status"]["state"] != INPUT_REQUIRED:
+            # A terminal task accepts no further message (§3.1.1).
+            raise _Refused(
+                UnsupportedOperationError(
+                    message="The task is finished and accepts no further messages",
+                    data={"taskId": message.task_id, "state": task["status"]["state"]},
+                )
+            )
+        if message.context_id and message.context_id != task["contextId"]:
+            raise _invalid(
+                "contextId is not the task's", taskId=task["id"], contextId=task["contextId"]
+            )
+        return Turn.continuing(task)
+
+    def store_finished_task(self) -> Reply | None:
+        """Store the task ``SendMessage`` finished, if any (synchronous: the request's thread).
+
+        Returns the reply to send instead when the continued task changed meanwhile (canceled,
+        or continued by another message): -32004, the task is no longer waiting for input.
+        """
         if self._finished is None:
-            return
-        task, spec = self._finished
+            return None
+        task, spec, continues = self._finished
         self._finished = None
+        skill = spec.name if spec else ""
         try:
-            self.store.save(self.owner, task, skill=spec.name if spec else "")
+            if not continues:
+                self.store.save(self.owner, task, skill=skill)
+            elif not self.store.update(
+                self.owner, task, skill=skill, expected_state=INPUT_REQUIRED
+            ):
+                # A write that ran is committed: the same key replays it in a new task.
+                error = UnsupportedOperationError(
+                    message="The task changed while this message was handled and accepts it "
+                    "no more",
+                    data={"taskId": task["id"]},
+                )
+                return Reply(200, errors.a2a_error(self.request_id, error))
         except DatabaseError:
             # The tool's work is done (a write is committed): the caller still gets its result,
             # and only a later GetTask misses this task. Anything else is a bug and surfaces.
             logger.exception("A2A task %s could not be stored", task["id"])
+        return None
 
     async def _run(
-        self, spec: ToolSpec, validated: Any, *, task_id: str, context_id: str, call: Invocation
+        self, spec: ToolSpec, validated: Any, *, turn: Turn, call: Invocation
     ) -> dict[str, Any] | Reply:
         body = calls.run_read if spec.read_only else calls.run_write
         ctx = self.ctx
 
         def work() -> dict[str, Any]:
             result = body(spec, ctx, validated)
-            return task_from_result(result, task_id=task_id, context_id=context_id, call=call)
+            return task_from_result(result, turn=turn, call=call)
 
         try:
             task = await calls.run_bounded(work)
         except calls.BoundError as exc:
             return bound_reply(self.request_id, exc)
-        self._finished = (task, spec)
+        self._finished = (task, spec, turn.continues)
         return task
 
 

@@ -1,9 +1,12 @@
 """Where finished tasks live: a small port (``TaskStore``) and its Django ORM adapter.
 
-Tool calls finish within their request, so a task is stored once, in its final state, and only
-read back afterwards by the member who created it (tenant + user). The port is deliberately
-narrow — save one finished task, get one, list a page — so that a store shared with the MCP
-tasks extension can back it later (``A2A_TOOLS_TASK_STORE``) without touching the protocol code.
+Tool calls finish within their request, so a task is stored when its request ends — finished,
+or waiting for input (a message that invoked no skill) — and only read back afterwards by the
+member who created it (tenant + user). A waiting task changes once more, when a message
+continues it or it is canceled: a compare-and-set on its state, so two such requests never both
+win. The port is deliberately narrow — save, update, get, list — so that a store shared with
+the MCP tasks extension can back it later (``A2A_TOOLS_TASK_STORE``) without touching the
+protocol code.
 """
 
 from __future__ import annotations
@@ -50,6 +53,12 @@ class TaskStore(Protocol):
 
     def save(self, owner: TaskOwner, task: dict[str, Any], *, skill: str) -> None:
         """Store ``task`` (its ``id``, ``contextId`` and ``status`` are read from it)."""
+
+    def update(
+        self, owner: TaskOwner, task: dict[str, Any], *, skill: str, expected_state: str
+    ) -> bool:
+        """Replace ``owner``'s stored task ``task["id"]`` if its state is still
+        ``expected_state``; ``False`` (nothing changed) otherwise."""
 
     def get(self, owner: TaskOwner, task_id: str) -> dict[str, Any] | None:
         """The task, or ``None`` if ``owner`` has no task with that id."""
@@ -115,6 +124,24 @@ class DatabaseTaskStore:
         else:
             A2ATask.objects.using(using).create(**row, task=task)
 
+    def update(
+        self, owner: TaskOwner, task: dict[str, Any], *, skill: str, expected_state: str
+    ) -> bool:
+        from a2a_tools.models import A2ATask
+
+        changed = A2ATask.objects.filter(
+            pk=task["id"],
+            tenant_id=owner.tenant_id,
+            user_id=owner.user_id,
+            state=expected_state,
+        ).update(
+            state=task["status"]["state"],
+            skill=skill,
+            updated_at=parse_timestamp(task["status"]["timestamp"]),
+            task=task,
+        )
+        return changed == 1
+
     def get(self, owner: TaskOwner, task_id: str) -> dict[str, Any] | None:
         from a2a_tools.models import A2ATask
 
@@ -161,6 +188,17 @@ class DatabaseTaskStore:
         return TaskPage(tasks=[task for _, _, task in page], next_cursor=next_cursor, total=total)
 
 
+@functools.lru_cache(maxsize=4)
+def _insert_statement(table: str, columns: tuple[str, ...]) -> str:
+    # PostgreSQL's own identifier quoting; the statement text is the same for every row.
+    quoted = ", ".join(f'"{name}"' for name in (*columns, "task"))
+    return (
+        "WITH _async AS (SELECT set_config('synchronous_commit', 'off', true)) "
+        f'INSERT INTO "{table}" ({quoted}) '
+        f"SELECT {', '.join(['%s'] * len(columns))}, %s::jsonb FROM _async"
+    )
+
+
 def _insert_without_waiting_for_the_wal(
     connection: Any, row: dict[str, Any], task: dict[str, Any]
 ) -> None:
@@ -176,13 +214,7 @@ def _insert_without_waiting_for_the_wal(
     """
     from a2a_tools.models import A2ATask
 
-    quote = connection.ops.quote_name
-    columns = [*row, "task"]
-    statement = (
-        "WITH _async AS (SELECT set_config('synchronous_commit', 'off', true)) "
-        f"INSERT INTO {quote(A2ATask._meta.db_table)} ({', '.join(map(quote, columns))}) "
-        f"SELECT {', '.join(['%s'] * (len(columns) - 1))}, %s::jsonb FROM _async"
-    )
+    statement = _insert_statement(A2ATask._meta.db_table, tuple(row))
     # psycopg's own execute on Django's connection (Django's cursor wrapper costs as much as
     # the statement here); errors still surface as django.db errors.
     connection.ensure_connection()

@@ -201,5 +201,5 @@ def a2a_view(request: HttpRequest) -> HttpResponse:
             message.request_id, message.method, message.params, version
         )
         # Before the reply leaves: a client may ask for the task as soon as it has the id.
-        dispatcher.store_finished_task()
+        reply = dispatcher.store_finished_task() or reply
     return _json(reply.status, reply.body, dict(reply.headers))

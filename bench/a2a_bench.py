@@ -4,12 +4,13 @@
 
 Starts an embedded PostgreSQL in a temporary directory, migrates, seeds one farm with an owner
 and a bearer token, then one real ``uvicorn`` process (1 worker, ``--lifespan off``) with
-``bench.a2a_bench_settings``. In interleaved rounds it calls the trivial read tool
-``bench_add`` as ``tools/call`` on ``/mcp`` (2025-11-25) and as the skill ``bench_add`` with
-``SendMessage`` on ``/a2a`` (A2A 1.0; each call also stores its finished task), and prints the
-median latency of sequential calls, the throughput at ``--concurrency`` and the paired ratios
-(target: A2A within 10 % of MCP). Figures are medians over rounds; ratios are medians of each
-round's own ratio, like bench/mcp_bench.py.
+``bench.a2a_bench_settings``. In interleaved rounds it calls each read tool of ``--tools`` as
+``tools/call`` on ``/mcp`` (2025-11-25) and as the skill of the same name with ``SendMessage``
+on ``/a2a`` (A2A 1.0; each call also stores its finished task), and prints the median latency
+of sequential calls, the throughput at ``--concurrency`` and the paired ratios (target: A2A
+within 10 % of MCP). The tools: ``bench_add`` (no database work: the protocol's own cost at
+its largest share) and ``cluck_list_flocks`` (the farm's read, its queries included). Figures
+are medians over rounds; ratios are medians of each round's own ratio, like bench/mcp_bench.py.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 
 from bench.harness import (  # noqa: E402
     embedded_database,
+    measure,
     median_ratio,
     migrate_and_seed,
     uvicorn_server,
@@ -39,64 +41,65 @@ from bench.harness import (  # noqa: E402
 KINDS = ("mcp", "a2a")
 
 
-def _call(kind: str, i: int) -> tuple[str, dict[str, Any], dict[str, str]]:
-    args = {"a": i, "b": 2}
+TOOLS = ("bench_add", "cluck_list_flocks")
+
+
+def _arguments(tool: str, i: int) -> dict[str, Any]:
+    return {"a": i, "b": 2} if tool == "bench_add" else {}
+
+
+def _call(kind: str, tool: str, i: int) -> tuple[str, dict[str, Any], dict[str, str]]:
+    args = _arguments(tool, i)
     if kind == "mcp":
         body = {
             "jsonrpc": "2.0",
             "id": i,
             "method": "tools/call",
-            "params": {"name": "bench_add", "arguments": args},
+            "params": {"name": tool, "arguments": args},
         }
         headers = {"Accept": "application/json", "MCP-Protocol-Version": "2025-11-25"}
         return "/mcp", body, headers
     message = {
         "messageId": uuid.uuid4().hex,
         "role": "ROLE_USER",
-        "parts": [{"data": {"skill": "bench_add", "arguments": args}}],
+        "parts": [{"data": {"skill": tool, "arguments": args}}],
     }
     body = {"jsonrpc": "2.0", "id": i, "method": "SendMessage", "params": {"message": message}}
     return "/a2a", body, {"A2A-Version": "1.0"}
 
 
-def _check(kind: str, i: int, response: httpx.Response) -> None:
+def _check(kind: str, tool: str, i: int, response: httpx.Response) -> None:
     assert response.status_code == 200, (kind, response.status_code, response.text[:300])
     result = response.json()["result"]
     if kind == "mcp":
-        assert result["structuredContent"]["sum"] == i + 2, result
+        data = result["structuredContent"]
     else:
         task = result["task"]
         assert task["status"]["state"] == "TASK_STATE_COMPLETED", task
-        assert task["artifacts"][0]["parts"][0]["data"]["sum"] == i + 2, task
+        data = task["artifacts"][0]["parts"][0]["data"]
+    if tool == "bench_add":
+        assert data["sum"] == i + 2, data
+    else:
+        assert "flocks" in data, data
 
 
-async def _run(url: str, bearer: str, kind: str, n: int, concurrency: int) -> tuple[float, float]:
+async def _run(
+    url: str, bearer: str, kind: str, tool: str, n: int, concurrency: int
+) -> tuple[float, float]:
     """(median latency ms of sequential calls, throughput rps at ``concurrency``)."""
     auth = {"Authorization": f"Bearer {bearer}"}
     limits = httpx.Limits(max_keepalive_connections=concurrency, max_connections=concurrency)
     async with httpx.AsyncClient(base_url=url, headers=auth, limits=limits, timeout=30) as http:
 
         async def one(i: int) -> float:
-            path, body, headers = _call(kind, i)
+            path, body, headers = _call(kind, tool, i)
             started = time.perf_counter()
             response = await http.post(path, json=body, headers=headers)
             elapsed = time.perf_counter() - started
-            _check(kind, i, response)
+            _check(kind, tool, i, response)
             return elapsed
 
-        for i in range(20):  # warm-up
-            await one(i)
-        latencies = [await one(i) for i in range(n)]
-        queue = list(range(n))
-
-        async def worker() -> None:
-            while queue:
-                await one(queue.pop())
-
-        started = time.perf_counter()
-        await asyncio.gather(*(worker() for _ in range(concurrency)))
-        throughput = n / (time.perf_counter() - started)
-    return statistics.median(latencies) * 1000, throughput
+        return await measure(one, n, concurrency)
 
 
 def main() -> None:
@@ -104,9 +107,12 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=300)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--tools", default=",".join(TOOLS), help="comma-separated read tools")
     options = parser.parse_args()
-    n, conc = options.requests, options.concurrency
-    figures: dict[str, list[tuple[float, float]]] = {kind: [] for kind in KINDS}
+    n, conc, tools = options.requests, options.concurrency, options.tools.split(",")
+    figures: dict[tuple[str, str], list[tuple[float, float]]] = {
+        (tool, kind): [] for tool in tools for kind in KINDS
+    }
     with tempfile.TemporaryDirectory(prefix="a2a-bench-") as tmp:
         with embedded_database(Path(tmp)) as database_url:
             bearer = migrate_and_seed(database_url, "bench.a2a_bench_settings")
@@ -118,29 +124,38 @@ def main() -> None:
                 for round_ in range(options.rounds):
                     # Alternate which protocol goes first: no systematic warm-cache advantage.
                     order = KINDS if round_ % 2 == 0 else KINDS[::-1]
-                    for kind in order:
-                        figures[kind].append(asyncio.run(_run(url, bearer, kind, n, conc)))
+                    for tool in tools:
+                        for kind in order:
+                            figures[tool, kind].append(
+                                asyncio.run(_run(url, bearer, kind, tool, n, conc))
+                            )
 
-    def med(kind: str, index: int) -> float:
-        return statistics.median(value[index] for value in figures[kind])
+    def med(tool: str, kind: str, index: int) -> float:
+        return statistics.median(value[index] for value in figures[tool, kind])
 
-    def paired(index: int) -> float:
+    def paired(tool: str, index: int) -> float:
         return median_ratio(
-            [value[index] for value in figures["a2a"]], [value[index] for value in figures["mcp"]]
+            [value[index] for value in figures[tool, "a2a"]],
+            [value[index] for value in figures[tool, "mcp"]],
         )
 
     print(
-        f"bench_add, {n} requests, 1 uvicorn worker, {options.rounds} interleaved rounds "
+        f"{n} requests, 1 uvicorn worker, {options.rounds} interleaved rounds "
         "(medians; ratios are medians of each round's ratio)"
     )
-    print(f"{'endpoint':<28}{'seq p50 ms':>12}{f'{conc}-way rps':>14}")
+    print(f"{'tool':<20}{'endpoint':<28}{'seq p50 ms':>12}{f'{conc}-way rps':>14}")
     labels = {"mcp": "/mcp tools/call (2025)", "a2a": "/a2a SendMessage (1.0)"}
-    for kind in KINDS:
-        print(f"{labels[kind]:<28}{med(kind, 0):>12.2f}{med(kind, 1):>14.0f}")
-    print(
-        f"A2A vs MCP: p50 {paired(0) - 1:+.1%}, throughput {paired(1) - 1:+.1%} "
-        "(target: within 10 %)"
-    )
+    for tool in tools:
+        for kind in KINDS:
+            print(
+                f"{tool:<20}{labels[kind]:<28}{med(tool, kind, 0):>12.2f}"
+                f"{med(tool, kind, 1):>14.0f}"
+            )
+    for tool in tools:
+        print(
+            f"{tool}: A2A vs MCP p50 {paired(tool, 0) - 1:+.1%}, throughput "
+            f"{paired(tool, 1) - 1:+.1%} (target: within 10 %)"
+        )
 
 
 if __name__ == "__main__":

@@ -50,20 +50,27 @@ def demo_server(transactional_db: Any) -> Iterator[tuple[str, dict[str, str]]]:
         yield url, bearers
 
 
+def mcp(url: str, bearer: str, method: str, params: dict[str, Any]) -> dict[str, Any]:
+    """One JSON-RPC request to /mcp with ``bearer``; its ``result``."""
+    reply = httpx.post(
+        f"{url}/mcp",
+        json={"jsonrpc": "2.0", "id": 1, "method": method, "params": params},
+        headers={"Authorization": f"Bearer {bearer}", "MCP-Protocol-Version": "2025-11-25"},
+        timeout=30,
+    ).json()
+    result: dict[str, Any] = reply["result"]
+    return result
+
+
 def tools_list(url: str, bearer: str) -> set[str]:
     """The role's MCP tools, over /mcp with the same bearer, that are projected (the tools an
     A2A client cannot use — ``a2a=False``, or needing an MCP client capability — are not)."""
     names: set[str] = set()
     cursor = None
     while True:
-        params: dict[str, Any] = {"cursor": cursor} if cursor else {}
-        reply = httpx.post(
-            f"{url}/mcp",
-            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": params},
-            headers={"Authorization": f"Bearer {bearer}", "MCP-Protocol-Version": "2025-11-25"},
-        ).json()["result"]
-        names |= {tool["name"] for tool in reply["tools"]}
-        cursor = reply.get("nextCursor")
+        page = mcp(url, bearer, "tools/list", {"cursor": cursor} if cursor else {})
+        names |= {tool["name"] for tool in page["tools"]}
+        cursor = page.get("nextCursor")
         if not cursor:
             specs = {spec.name: spec for spec in default_registry.specs()}
             return {name for name in names if projectable(specs[name])}
@@ -71,19 +78,7 @@ def tools_list(url: str, bearer: str) -> set[str]:
 
 def mcp_call(url: str, bearer: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:
     """``tools/call`` over /mcp; the ``CallToolResult``."""
-    reply = httpx.post(
-        f"{url}/mcp",
-        json={
-            "jsonrpc": "2.0",
-            "id": 1,
-            "method": "tools/call",
-            "params": {"name": name, "arguments": arguments},
-        },
-        headers={"Authorization": f"Bearer {bearer}", "MCP-Protocol-Version": "2025-11-25"},
-        timeout=30,
-    ).json()
-    result: dict[str, Any] = reply["result"]
-    return result
+    return mcp(url, bearer, "tools/call", {"name": name, "arguments": arguments})
 
 
 def assert_same_over_mcp(

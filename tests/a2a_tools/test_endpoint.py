@@ -178,3 +178,62 @@ def test_the_extended_card_is_the_callers_roles(a2a_client: Any) -> None:
     assert "mcptest_owner_report" in owner.skills()
     assert "mcptest_owner_report" not in readonly.skills()
     assert "mcptest_record_note" not in readonly.skills()
+
+
+def _message(**fields: Any) -> dict[str, Any]:
+    return {"message": {"messageId": "m", "role": "ROLE_USER", **fields}}
+
+
+def _invoke(data: Any, **fields: Any) -> dict[str, Any]:
+    return _message(parts=[{"data": data}], **fields)
+
+
+NUL = "a\x00b"
+
+
+@pytest.mark.parametrize(
+    ("method", "params", "code"),
+    [
+        ("SendMessage", [1, 2], -32600),
+        ("GetExtendedAgentCard", "x", -32600),
+        ("SendMessage", {"message": []}, -32602),
+        ("SendMessage", _message(parts=["x"]), -32602),
+        ("SendMessage", _message(parts=[{"raw": "!!not base64"}]), -32602),
+        ("SendMessage", _invoke({"skill": "mcptest_whoami"}, metadata=[1]), -32602),
+        ("SendMessage", _invoke({"skill": "mcptest_whoami"}, taskId=5), -32602),
+        ("SendMessage", _invoke({"skill": "mcptest_whoami"}, taskId="t" * 5000), -32001),
+        ("SendMessage", _invoke({"skill": "x" * 10000}), -32602),
+        ("SendMessage", _invoke(5), -32602),
+        ("SendMessage", _invoke(None), -32602),
+        (
+            "SendMessage",
+            _invoke({"skill": "mcptest_record_note", "arguments": {"text": NUL}}),
+            -32602,
+        ),
+        ("SendMessage", _message(parts=[{"text": "a\ud800"}]), -32602),
+        ("SendMessage", _message(parts=[{"text": "hi"}], metadata={NUL: 1}), -32602),
+        (
+            "SendMessage",
+            {**_message(parts=[{"text": "hi"}]), "configuration": {"historyLength": "x"}},
+            -32602,
+        ),
+        ("GetTask", {"id": NUL}, -32602),
+        ("GetTask", {"id": "t", "historyLength": 2**40}, -32602),
+        ("GetTask", {"id": "t" * 5000}, -32001),
+        ("ListTasks", {"pageSize": "x"}, -32602),
+        ("ListTasks", {"statusTimestampAfter": "yesterday"}, -32602),
+        ("ListTasks", {"pageToken": "eyJ4Ijp9"}, -32602),
+        ("ListTasks", {"pageToken": "WyJub3QgYSBkYXRlIiwgIngiXQ"}, -32602),
+        ("ListTasks", {"contextId": NUL}, -32602),
+        ("CancelTask", {"id": NUL}, -32602),
+        ("CancelTask", None, -32602),
+    ],
+)
+def test_malformed_params_are_a_stable_json_rpc_error_never_a_500(
+    a2a_client: Any, method: str, params: Any, code: int
+) -> None:
+    """Mutation: drop the ``_unstorable`` check from ``parse_params`` → red (the NUL and lone
+    surrogate rows reach PostgreSQL: a 500, or a task that cannot be stored)."""
+    response = a2a_client().message(method, params)
+    assert response.status_code == 200
+    assert json.loads(response.content)["error"]["code"] == code

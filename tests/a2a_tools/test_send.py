@@ -100,15 +100,79 @@ def test_a_skill_that_needs_an_mcp_capability_is_unknown_over_a2a(a2a_client: An
     assert a2a_client().send("test_missing_capability", {})["error"]["code"] == -32602
 
 
-def test_a_prose_message_is_declined_with_the_invocation_shape(a2a_client: Any) -> None:
-    client = a2a_client()
-    params = skill_message("x", {})
+def _prose(client: Any, **extra: Any) -> dict[str, Any]:
+    params = skill_message("x", {}, **extra)
     params["message"]["parts"] = [{"text": "please list my flocks"}]
-    task = client.rpc("SendMessage", params)["result"]["task"]
-    assert task["status"]["state"] == "TASK_STATE_REJECTED"
+    return client.rpc("SendMessage", params)
+
+
+def test_a_prose_message_waits_for_an_invocation_with_its_shape(a2a_client: Any) -> None:
+    client = a2a_client()
+    task = _prose(client)["result"]["task"]
+    assert task["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
     error = task["status"]["message"]["parts"][0]["data"]["error"]
     assert error["code"] == "A2A.InvocationRequired" and '"skill"' in error["message"]
-    assert client.rpc("GetTask", {"id": task["id"]})["result"]["id"] == task["id"]
+    assert client.rpc("GetTask", {"id": task["id"]})["result"] == task
+
+
+def test_an_invocation_continues_the_task_waiting_for_it(a2a_client: Any) -> None:
+    client = a2a_client()
+    waiting = _prose(client, contextId="chat-1")["result"]["task"]
+    follow_up = skill_message("mcptest_whoami", {}, taskId=waiting["id"])
+    task = client.rpc("SendMessage", follow_up)["result"]["task"]
+    assert (task["id"], task["contextId"]) == (waiting["id"], "chat-1")
+    assert task["status"]["state"] == "TASK_STATE_COMPLETED" and artifact_data(task)["role"]
+    prose, prompt, invocation = task["history"]
+    assert prose == waiting["history"][0] and prompt == waiting["status"]["message"]
+    assert invocation["parts"][0]["data"]["skill"] == "mcptest_whoami"
+    assert invocation["contextId"] == "chat-1"
+    assert client.rpc("GetTask", {"id": task["id"]})["result"] == task
+    again = client.rpc("SendMessage", skill_message("mcptest_whoami", {}, taskId=task["id"]))
+    assert again["error"]["code"] == -32004
+
+
+def test_more_prose_keeps_the_task_waiting_and_grows_its_history(a2a_client: Any) -> None:
+    client = a2a_client()
+    waiting = _prose(client)["result"]["task"]
+    again = _prose(client, taskId=waiting["id"])["result"]["task"]
+    assert again["id"] == waiting["id"]
+    assert again["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
+    assert len(again["history"]) == 3
+
+
+def test_a_follow_up_naming_another_context_is_invalid(a2a_client: Any) -> None:
+    client = a2a_client()
+    waiting = _prose(client)["result"]["task"]
+    follow_up = skill_message("mcptest_whoami", {}, taskId=waiting["id"], contextId="other")
+    assert client.rpc("SendMessage", follow_up)["error"]["code"] == -32602
+    state = client.rpc("GetTask", {"id": waiting["id"]})["result"]["status"]["state"]
+    assert state == "TASK_STATE_INPUT_REQUIRED"
+
+
+def test_a_follow_up_that_loses_the_race_for_the_task_is_refused(
+    a2a_client: Any, monkeypatch: Any
+) -> None:
+    """The continued task is replaced only while it still waits (compare-and-set on its state).
+
+    Mutation: make ``DatabaseTaskStore.update`` ignore ``expected_state`` → red (the canceled
+    task is overwritten as completed)."""
+    from a2a_tools.tasks import DatabaseTaskStore
+
+    client = a2a_client()
+    waiting = _prose(client)["result"]["task"]
+    real_update = DatabaseTaskStore.update
+
+    def cancel_first(self: Any, owner: Any, task: Any, **kw: Any) -> bool:
+        # Another request cancels the task between this one's read and its write.
+        monkeypatch.setattr(DatabaseTaskStore, "update", real_update)
+        assert client.rpc("CancelTask", {"id": waiting["id"]})["result"]["id"] == waiting["id"]
+        return real_update(self, owner, task, **kw)
+
+    monkeypatch.setattr(DatabaseTaskStore, "update", cancel_first)
+    follow_up = skill_message("mcptest_whoami", {}, taskId=waiting["id"])
+    assert client.rpc("SendMessage", follow_up)["error"]["code"] == -32004
+    stored = client.rpc("GetTask", {"id": waiting["id"]})["result"]
+    assert stored["status"]["state"] == "TASK_STATE_CANCELED"
 
 
 @pytest.mark.parametrize(

@@ -46,6 +46,22 @@ def test_a_finished_task_cannot_be_canceled(a2a_client: Any) -> None:
     assert client.rpc("CancelTask", {"id": "missing"})["error"]["code"] == -32001
 
 
+def test_a_task_waiting_for_input_is_canceled_once(a2a_client: Any) -> None:
+    client = a2a_client()
+    params = skill_message("x", {})
+    params["message"]["parts"] = [{"text": "hello"}]
+    waiting = client.rpc("SendMessage", params)["result"]["task"]
+    canceled = client.rpc("CancelTask", {"id": waiting["id"]})["result"]
+    assert canceled["status"]["state"] == "TASK_STATE_CANCELED"
+    assert canceled["history"] == [*waiting["history"], waiting["status"]["message"]]
+    assert client.rpc("GetTask", {"id": waiting["id"]})["result"] == canceled
+    again = client.rpc("CancelTask", {"id": waiting["id"]})
+    assert again["error"]["code"] == -32002
+    assert again["error"]["data"][0]["metadata"]["state"] == "TASK_STATE_CANCELED"
+    follow_up = skill_message("mcptest_whoami", {}, taskId=waiting["id"])
+    assert client.rpc("SendMessage", follow_up)["error"]["code"] == -32004
+
+
 def test_list_tasks_pages_newest_first_with_filters(a2a_client: Any) -> None:
     client = a2a_client()
     made = [client.task("mcptest_whoami")["id"] for _ in range(3)]
@@ -115,17 +131,17 @@ def test_a_task_row_commits_without_waiting_for_the_wal_and_only_that_row() -> N
     (one WAL fsync per row); make it session-wide (``set_config(..., false)``) → red."""
     from django.db import connection
 
-    from a2a_tools.rpc import rejected_task
+    from a2a_tools.rpc import Turn, input_required_task
     from a2a_tools.tasks import DatabaseTaskStore, TaskOwner
 
     store, owner = DatabaseTaskStore(), TaskOwner(tenant_id="1", user_id=1)
     message = {"messageId": "m", "role": "ROLE_USER", "parts": [{"text": "hi"}]}
     before = _wal_fsyncs()
     for index in range(5):
-        store.save(owner, rejected_task(message, task_id=f"t{index}", context_id="c"), skill="")
+        store.save(owner, input_required_task(message, turn=Turn(f"t{index}", "c")), skill="")
     assert _wal_fsyncs() == before
     stored = store.get(owner, "t4")
-    assert stored is not None and stored["status"]["state"] == "TASK_STATE_REJECTED"
+    assert stored is not None and stored["status"]["state"] == "TASK_STATE_INPUT_REQUIRED"
     with connection.cursor() as cursor:
         cursor.execute("SHOW synchronous_commit")
         assert cursor.fetchone()[0] == "on"
