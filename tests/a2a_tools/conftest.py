@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import uuid
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import Any
 
 import pytest
 from django.test import Client
 
+from a2a_tools.skills import projectable
+from mcp_tools.registry import default_registry
 from tests.factories import FarmFactory, MembershipFactory, bearer_for
 
 ROLE_NAMES = {
@@ -91,6 +93,14 @@ class A2AClient:
     def skills(self) -> list[str]:
         card = self.rpc("GetExtendedAgentCard")["result"]
         return [skill["id"] for skill in card["skills"]]
+
+
+def projected(listed: Iterable[str]) -> set[str]:
+    """The names among ``listed`` (a ``tools/list``) that A2A projects: registered tools that
+    did not opt out and need no MCP client capability. Identity-factory and raw tools are not
+    registered tools (built per request / unprotected), so they stay MCP-only."""
+    specs = {spec.name: spec for spec in default_registry.specs()}
+    return {name for name in listed if name in specs and projectable(specs[name])}
 
 
 def artifact_data(task: dict[str, Any]) -> Any:

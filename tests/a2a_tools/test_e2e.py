@@ -29,9 +29,8 @@ from a2a.utils.errors import A2AError, InvalidParamsError
 from django.core.management import call_command
 from google.protobuf.json_format import MessageToDict, ParseDict
 
-from a2a_tools.skills import projectable
 from cluck.models import Farm, Flock
-from mcp_tools.registry import default_registry
+from tests.a2a_tools.conftest import projected
 from tests.cluck.mcp_helpers import demo_bearer
 from tests.mcp_tools.servers import ROOT, serve
 
@@ -72,8 +71,7 @@ def tools_list(url: str, bearer: str) -> set[str]:
         names |= {tool["name"] for tool in page["tools"]}
         cursor = page.get("nextCursor")
         if not cursor:
-            specs = {spec.name: spec for spec in default_registry.specs()}
-            return {name for name in names if projectable(specs[name])}
+            return projected(names)
 
 
 def mcp_call(url: str, bearer: str, name: str, arguments: dict[str, Any]) -> dict[str, Any]:

@@ -4,6 +4,7 @@ was applied to the code and seen to turn the test red.
 
 from __future__ import annotations
 
+import datetime as dt
 import json
 import threading
 import time
@@ -20,7 +21,7 @@ from cluck.models import Customer, DailyEntry, Flock, SalesOrder
 from mcp_tools import calls
 from mcp_tools.surfaces import active_catalogue
 from tenancy import active_roles
-from tests.a2a_tools.conftest import A2AClient, artifact_data, error_reason, task_error
+from tests.a2a_tools.conftest import A2AClient, artifact_data, error_reason, projected, task_error
 from tests.cluck.mcp_helpers import Tools, demo_bearer, sunrise
 from tests.mcp_tools.conftest import McpClient
 from tests.testapps.mcp_fixtures import controls
@@ -59,15 +60,17 @@ def test_each_roles_skills_are_exactly_the_tools_its_tools_list_shows(
 ) -> None:
     """Computed per role from tools/list over /mcp with the same bearer, never hard-coded.
 
+    Identity-factory tools are built per request and never retained, so no prepared card
+    can carry them: they stay MCP-only (docs/a2a.md), like raw tools.
+
     Mutation: in ``build_projection`` project ``catalogue.specs`` instead of
     ``surface.tools.values()`` → red."""
-    specs = {spec.name: spec for spec in active_catalogue().specs}
     seen_roles = set()
     for email in DEMO_USERS:
         bearer = demo[email]
         listed = Tools(bearer).names()
         skills = set(A2AClient(bearer).skills())
-        assert skills == {name for name in listed if projectable(specs[name])}, email
+        assert skills == projected(listed), email
         seen_roles.add(email.split("@")[0])
     assert len(seen_roles) == len(list(active_roles()))
 
@@ -115,6 +118,8 @@ def test_a_hillside_token_reads_nothing_of_sunrise_through_any_skill(
         "dirtyEggs": 5,
         "mortalityCount": 1,
     }
+    today = dt.date.today()
+    report = {"fromDate": str(today - dt.timedelta(days=700)), "toDate": str(today)}
     calls_: list[tuple[str, dict[str, Any], str | None]] = [
         ("cluck_list_flocks", {}, None),
         ("cluck_list_egg_grades", {}, None),
@@ -127,6 +132,8 @@ def test_a_hillside_token_reads_nothing_of_sunrise_through_any_skill(
         ("cluck_list_orders", {"orderId": order.pk}, None),
         ("cluck_record_daily_entry", record, "x-1"),
         ("cluck_submit_daily_entry", {"dailyEntryId": entry.pk}, "x-2"),
+        ("cluck_production_report", report, None),
+        ("cluck_production_report", {**report, "flock": str(flock_ids[0])}, None),
     ]
     assert {name for name, _, _ in calls_} == {
         name for name in owner.skills() if name.startswith("cluck_")
