@@ -78,11 +78,22 @@ def migrate_and_seed(database_url: str, settings_module: str = "cluck.settings")
 
 
 @contextmanager
-def uvicorn_server(env: dict[str, str], *, ready_path: str = "/api/v1/me/") -> Iterator[str]:
-    """One ``uvicorn cluck.asgi:application`` process (1 worker, no lifespan); yields its URL.
+def uvicorn_server(
+    env: dict[str, str], *, ready_path: str = "/api/v1/me/", workers: int = 1
+) -> Iterator[str]:
+    """One ``uvicorn cluck.asgi:application`` server (no lifespan); yields its URL.
 
     ``env`` is added to this process's environment (``DATABASE_URL``, settings, ...).
     """
+    with uvicorn_process(env, ready_path=ready_path, workers=workers) as (url, _):
+        yield url
+
+
+@contextmanager
+def uvicorn_process(
+    env: dict[str, str], *, ready_path: str = "/api/v1/me/", workers: int = 1
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """Like ``uvicorn_server``, yielding ``(url, process)`` (the process to profile)."""
     port = free_port()
     process = subprocess.Popen(
         [
@@ -97,7 +108,7 @@ def uvicorn_server(env: dict[str, str], *, ready_path: str = "/api/v1/me/") -> I
             "--port",
             str(port),
             "--workers",
-            "1",
+            str(workers),
             "--log-level",
             "warning",
             "--no-access-log",
@@ -108,7 +119,7 @@ def uvicorn_server(env: dict[str, str], *, ready_path: str = "/api/v1/me/") -> I
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 180
         while True:
             if process.poll() is not None:
                 raise RuntimeError(f"the bench server exited with {process.returncode}")
@@ -119,7 +130,7 @@ def uvicorn_server(env: dict[str, str], *, ready_path: str = "/api/v1/me/") -> I
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.1)
-        yield url
+        yield url, process
     finally:
         process.terminate()
         try:

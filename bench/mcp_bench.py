@@ -63,7 +63,7 @@ def server(database_url: str, *, extra_tools: int = 10) -> Iterator[str]:
         yield url
 
 
-def _call(kind: str, i: int) -> tuple[str, dict[str, Any], dict[str, str]]:
+def call_for(kind: str, i: int) -> tuple[str, dict[str, Any], dict[str, str]]:
     args = {"a": i, "b": 2}
     body: dict[str, Any] = {
         "jsonrpc": "2.0",
@@ -108,7 +108,7 @@ def _call(kind: str, i: int) -> tuple[str, dict[str, Any], dict[str, str]]:
     return "/bench/bare", body, headers
 
 
-def _check(kind: str, i: int, response: httpx.Response) -> None:
+def check(kind: str, i: int, response: httpx.Response) -> None:
     assert response.status_code == 200, (kind, response.status_code, response.text[:300])
     result = response.json()["result"]
     if kind == "list":
@@ -124,11 +124,11 @@ async def _run(url: str, bearer: str, kind: str, n: int, concurrency: int) -> tu
     async with httpx.AsyncClient(base_url=url, headers=auth, limits=limits, timeout=30) as http:
 
         async def one(i: int) -> float:
-            path, body, headers = _call(kind, i)
+            path, body, headers = call_for(kind, i)
             started = time.perf_counter()
             response = await http.post(path, json=body, headers=headers)
             elapsed = time.perf_counter() - started
-            _check(kind, i, response)
+            check(kind, i, response)
             return elapsed
 
         for i in range(20):  # warm-up

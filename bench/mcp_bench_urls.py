@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from typing import Any
 
@@ -15,10 +16,12 @@ from pydantic import BaseModel
 from cluck.urls import urlpatterns as project_patterns
 from idempotency import handles_own_idempotency
 from mcp_tools.views import _rate_usage
+from tenancy.markers import counts_own_rate
 
 
 @csrf_exempt
 @handles_own_idempotency
+@counts_own_rate
 async def bare_view(request: HttpRequest) -> HttpResponse:
     """The same work as bench_add with no MCP: parse, add, answer JSON (behind the same auth)."""
     if not request.tenant.is_resolved:  # type: ignore[attr-defined]
@@ -28,6 +31,7 @@ async def bare_view(request: HttpRequest) -> HttpResponse:
 
 @csrf_exempt
 @handles_own_idempotency
+@counts_own_rate
 async def bare_limited_view(request: HttpRequest) -> HttpResponse:
     """``bare_view`` plus /mcp's own per-token rate count (the same function, the same cache)."""
     if not request.tenant.is_resolved:  # type: ignore[attr-defined]
@@ -69,10 +73,37 @@ def _dsm_view() -> Callable[..., Any]:
     def bench_add(a: int, b: int) -> DsmSum:
         return DsmSum(sum=a + b, tenant=0)
 
-    return handles_own_idempotency(mcp_view(server))
+    inner = mcp_view(server)
+
+    @csrf_exempt
+    @handles_own_idempotency
+    @counts_own_rate
+    async def limited(request: HttpRequest) -> HttpResponse:
+        usage = await sync_to_async(_rate_usage)(request)
+        if usage is not None and usage["should_limit"]:
+            return HttpResponse(status=429)
+        return await inner(request)
+
+    return limited
+
+
+@csrf_exempt
+@handles_own_idempotency
+@counts_own_rate
+def profile(request: HttpRequest, action: str) -> HttpResponse:
+    """bench/mcp_profile.py: ``reset`` forgets the warm-up; ``save`` writes the profile."""
+    import yappi
+
+    if action == "reset":
+        yappi.clear_stats()
+    else:
+        yappi.stop()
+        yappi.get_func_stats().save(os.environ["MCP_BENCH_PROFILE"], type="pstat")
+    return HttpResponse(status=204)
 
 
 urlpatterns = [
+    path("bench/profile/<str:action>", profile),
     path("bench/bare", bare_view),
     path("bench/bare-limited", bare_limited_view),
     path("bench/dsm/mcp", _dsm_view()),
