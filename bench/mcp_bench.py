@@ -108,7 +108,7 @@ def cpu_seconds(pid: int) -> float:
 
 
 class Target:
-    """One server process: its URL and pid, and an HTTP client per concurrency."""
+    """One server process: its URL and pid."""
 
     def __init__(self, url: str, pid: int) -> None:
         self.url, self.pid = url, pid
@@ -121,6 +121,11 @@ async def _post(http: httpx.AsyncClient, kind: str, i: int) -> float:
     elapsed = time.perf_counter() - started
     check(kind.removeprefix("redis "), i, response)
     return elapsed
+
+
+async def _drain(http: httpx.AsyncClient, kind: str, queue: list[int]) -> None:
+    while queue:
+        await _post(http, kind, queue.pop())
 
 
 async def _round(
@@ -147,13 +152,8 @@ async def _round(
         for kind in kinds:
             http, pid = clients[targets[kind].url], targets[kind].pid
             queue = list(range(n))
-
-            async def worker(http: httpx.AsyncClient = http, kind: str = kind) -> None:
-                while queue:
-                    await _post(http, kind, queue.pop())
-
             cpu, started = cpu_seconds(pid), time.perf_counter()
-            await asyncio.gather(*(worker() for _ in range(concurrency)))
+            await asyncio.gather(*(_drain(http, kind, queue) for _ in range(concurrency)))
             elapsed, cpu = time.perf_counter() - started, cpu_seconds(pid) - cpu
             p50 = statistics.median(latencies[kind]) * 1000
             figures[kind] = (p50, n / elapsed, cpu / n * 1e6)
