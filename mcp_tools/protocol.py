@@ -13,7 +13,7 @@ immutable catalogue.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Final
 
 from mcp.shared.inbound import (
@@ -71,12 +71,14 @@ class Reply:
     """An HTTP status and a JSON body (``None`` → empty body).
 
     ``required_scopes`` marks a 403 step-up: the view adds the ``insufficient_scope``
-    challenge naming them.
+    challenge naming them. ``headers`` go on the HTTP response (``Retry-After`` of an
+    overloaded refusal).
     """
 
     status: int
     body: bytes | None
     required_scopes: tuple[str, ...] | None = None
+    headers: tuple[tuple[str, str], ...] = ()
 
 
 def detect_era(header_version: str | None, message: _jsonrpc.Message) -> Era:
@@ -305,7 +307,11 @@ async def _call_tool(
         try:
             result = await calls.run_bounded(lambda: body(spec, ctx, validated))
         except calls.BoundError as exc:
-            return _error(era, request_id, exc.code, exc.message, exc.data)
+            refused = _error(era, request_id, exc.code, exc.message, exc.data)
+            retry_after = calls.retry_after_header(exc)
+            if retry_after is not None:
+                refused = replace(refused, headers=(("Retry-After", retry_after),))
+            return refused
     observability.note_result(result)  # observability
     if era.modern:
         result = _modern_result(result, catalogue)

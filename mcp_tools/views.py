@@ -231,7 +231,7 @@ async def mcp_view(request: HttpRequest) -> HttpResponse:
             request=request, error_code="insufficient_scope", scope=reply.required_scopes
         )
         return _json(reply.status, reply.body, {"WWW-Authenticate": challenge})
-    return _json(reply.status, reply.body)
+    return _json(reply.status, reply.body, dict(reply.headers))
 
 
 # What a client sees at an OAuth path the project does not serve. mcp-remote (Claude Desktop's
