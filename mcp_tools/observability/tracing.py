@@ -24,6 +24,7 @@ Attributes: ``mcp.method.name``, ``gen_ai.operation.name`` (``execute_tool``),
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -61,6 +62,13 @@ def recording() -> bool:
     return trace is not None and not isinstance(
         trace.get_tracer_provider(), ProxyTracerProvider | NoOpTracerProvider
     )
+
+
+@functools.lru_cache(maxsize=1)
+def _tracer(provider: Any) -> Any:
+    # One tracer per provider: the SDK builds a new one on every get_tracer call (about a tenth
+    # of a span's cost, bench/observability_bench.py).
+    return provider.get_tracer(TRACER_NAME)
 
 
 def _parent(meta: Any, headers: Mapping[str, str] | None) -> tuple[Any, list[Any]]:
@@ -117,7 +125,7 @@ def span_for(call: ToolCall, *, meta: Any, headers: Mapping[str, str] | None) ->
         call.parent_trace_id = format(parent_context.trace_id, "032x")
     method = call.method or "request"
     name = f"{method} {call.tool}" if call.known and call.tool else method
-    span = trace.get_tracer(TRACER_NAME).start_span(
+    span = _tracer(trace.get_tracer_provider()).start_span(
         name,
         context=parent,
         kind=SpanKind.SERVER,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import stat
 import subprocess
@@ -15,11 +16,13 @@ from django.test import Client
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def _settings_in_subprocess(**env: str) -> subprocess.CompletedProcess[str]:
+def _settings_in_subprocess(
+    code: str = "print('started')", **env: str
+) -> subprocess.CompletedProcess[str]:
     environment = {k: v for k, v in os.environ.items() if k != "SECRET_KEY"}
     environment.update(DATABASE_URL="sqlite:///:memory:", **env)
     return subprocess.run(
-        [sys.executable, "-c", "import django; django.setup(); print('started')"],
+        [sys.executable, "-c", f"import django; django.setup(); {code}"],
         cwd=ROOT,
         env={**environment, "DJANGO_SETTINGS_MODULE": "cluck.settings"},
         capture_output=True,
@@ -60,3 +63,26 @@ def test_swagger_ui_and_redoc_load_their_assets_from_this_server() -> None:
         assert "/static/drf_spectacular_sidecar/" in html, page
     asset = client.get("/static/drf_spectacular_sidecar/swagger-ui-dist/swagger-ui-bundle.js")
     assert asset.status_code == 200
+
+
+# One call record, written the way mcp_tools.observability writes them.
+_LOG_A_CALL = (
+    "import logging; logging.getLogger('mcp_tools.calls').warning("
+    "'tools/call x -> rate_limited', extra={'outcome': 'rate_limited', 'tenant_id': 7})"
+)
+
+
+def test_cluck_log_format_json_writes_each_record_as_one_json_line() -> None:
+    """The per-call records included, with their fields as keys. Mutation: drop the
+    ``CLUCK_LOG_FORMAT`` switch from the console handler in ``LOGGING`` → red (plain text)."""
+    plain = _settings_in_subprocess(_LOG_A_CALL, CLUCK_LOG_FORMAT="")
+    assert plain.returncode == 0, plain.stderr
+    assert plain.stderr.strip() == "tools/call x -> rate_limited"
+    lines = _settings_in_subprocess(_LOG_A_CALL, CLUCK_LOG_FORMAT="json").stderr.splitlines()
+    (record,) = (json.loads(line) for line in lines)
+    assert record["logger"] == "mcp_tools.calls" and record["level"] == "WARNING"
+    assert (record["outcome"], record["tenant_id"], record["service"]) == (
+        "rate_limited",
+        7,
+        "cluck",
+    )

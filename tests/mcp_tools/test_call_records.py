@@ -74,6 +74,7 @@ def test_each_tool_call_writes_one_record_with_who_what_how_and_how_long(mcp_cli
 
 
 def test_the_2026_era_is_recorded_as_such(mcp_client, records):
+    """Mutation: pass ``era="handshake"`` whatever the era in ``observed_tool_call`` → red."""
     response = mcp_client().modern("tools/call", {"name": "mcptest_whoami", "arguments": {}})
     assert response.status_code == 200
     (record,) = records()
@@ -91,6 +92,7 @@ def test_a_tool_error_is_recorded_with_its_code(mcp_client, records):
 
 
 def test_a_crashing_tool_is_recorded_at_warning(mcp_client, records):
+    """Mutation: drop ``"Tool.InternalError"`` from ``records._WARNING_CODES`` → red (INFO)."""
     mcp_client().call("mcptest_crash")
     (record,) = records()
     assert (record.outcome, record.error_code) == ("tool_error", "Tool.InternalError")
@@ -109,6 +111,8 @@ def test_a_replayed_write_is_recorded_as_replayed(mcp_client, records):
 
 
 def test_an_unknown_tool_is_a_protocol_error(mcp_client, records):
+    """The error is read back from the reply. Mutation: drop ``call.reply(reply)`` from
+    ``observed_tool_call`` → red (recorded as an internal error, -32603)."""
     mcp_client().call("no_such_tool")
     (record,) = records()
     assert (record.outcome, record.error_code, record.tool) == (
@@ -154,6 +158,8 @@ def test_argument_values_never_appear_in_the_record(mcp_client, records):
 
 
 def test_optional_fields_appear_only_when_asked(mcp_client, records):
+    """Mutation: ignore ``MCP_TOOLS_CALL_LOG_EXTRA_FIELDS`` in ``records._extras`` (every
+    optional field always on) → red."""
     client = mcp_client()
     client.call("mcptest_whoami")
     with override_settings(MCP_TOOLS_CALL_LOG_EXTRA_FIELDS=["client", "email"]):
@@ -166,6 +172,7 @@ def test_optional_fields_appear_only_when_asked(mcp_client, records):
 
 
 def test_the_json_formatter_writes_one_object_with_the_call_fields(mcp_client, records):
+    """Mutation: skip the record's ``extra`` attributes in ``JsonFormatter.format`` → red."""
     mcp_client().call("mcptest_whoami")
     (record,) = records()
     line = JsonFormatter(fields=["process"], static={"service": "acme"}).format(record)
@@ -181,6 +188,7 @@ def test_the_json_formatter_writes_one_object_with_the_call_fields(mcp_client, r
 
 
 def test_the_json_formatter_keeps_tracebacks_and_unserialisable_values():
+    """Mutation: drop ``default=str`` from ``JsonFormatter.format``'s ``json.dumps`` → red."""
     try:
         raise RuntimeError("boom")
     except RuntimeError:
@@ -196,7 +204,8 @@ def test_the_json_formatter_keeps_tracebacks_and_unserialisable_values():
 
 def test_an_a2a_invocation_writes_the_same_record(records):
     """The record is protocol-neutral: an adapter opens ``tool_call`` with its own protocol and
-    notes the tool's result from the thread that ran it."""
+    notes the tool's result from the thread that ran it. Mutation: build the ``ToolCall`` with
+    ``protocol="mcp"`` in ``tool_call`` → red."""
     ctx = SimpleNamespace(
         protocol_version="a2a/1.0",
         request_id="r" * 32,

@@ -15,6 +15,7 @@ from tests.mcp_tools.servers import free_port, serve
 
 
 def test_the_routes_are_included_by_the_farm():
+    """Mutation: drop ``include("mcp_tools.observability.urls")`` from ``cluck/urls.py`` → red."""
     assert (reverse("healthz"), reverse("readyz"), reverse("metrics")) == (
         "/healthz",
         "/readyz",
@@ -34,7 +35,9 @@ def test_healthz_answers_without_reading_a_bearer_or_the_database():
 
 @pytest.mark.django_db
 def test_readyz_is_ready_when_the_database_answers_and_every_migration_is_applied():
-    response = Client().get("/readyz")
+    """Unauthenticated: a bearer sent along is not read (no 401, no token lookup). Mutation:
+    drop ``@ignores_ambient_credentials`` from ``readyz`` → red."""
+    response = Client().get("/readyz", headers={"Authorization": "Bearer ck_pat_" + "z" * 43})
     assert response.status_code == 200, response.content
     assert response.json() == {"status": "ready", "checks": {"database": "ok", "migrations": "ok"}}
 
@@ -54,13 +57,17 @@ def test_readyz_is_unavailable_while_a_migration_is_pending():
 
 
 def test_readyz_answers_only_get_and_head():
+    """Mutation: drop ``@require_safe`` from ``readyz`` → red."""
     assert Client().post("/readyz").status_code == 405
 
 
 @pytest.mark.e2e
 def test_with_the_database_down_readyz_is_unavailable_and_healthz_still_ok():
-    """A real server whose database refuses connections. Mutation: make ``readiness`` report
-    "ok" for a database that raised → red."""
+    """A real server whose database refuses connections. Mutation: catch only
+    ``ProgrammingError`` in ``_database_answers`` → red (the refused connection escapes the
+    probe, whose answer is no longer its JSON). Answering "ok" for the database that raised
+    is not enough to turn it red: the read of ``django_migrations`` then fails and
+    ``readiness`` reports the database unreachable all the same."""
     nowhere = f"postgres://nobody:nothing@127.0.0.1:{free_port()}/none"
     env = {"DATABASE_URL": nowhere, "CLUCK_DB_POOL": "0"}
     with serve(env=env) as url:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from datetime import timedelta
 from typing import Any
 
 import pytest
@@ -14,8 +15,10 @@ from django.core import checks
 from django.test import Client, override_settings
 from prometheus_client import REGISTRY
 
+from idempotency import IdempotentUnit, Success
 from mcp_tools import calls
 from mcp_tools.observability import metrics
+from tests.idempotency.conftest import foreign_claim, make_scope
 from tests.testapps.mcp_fixtures import controls
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -107,11 +110,7 @@ def test_idempotency_outcomes_are_counted(mcp_client):
 
 
 def test_stolen_leases_and_in_progress_are_counted():
-    from datetime import timedelta
-
-    from idempotency import IdempotentUnit, Success
-    from tests.idempotency.conftest import foreign_claim, make_scope
-
+    """Mutation: disconnect ``_on_lease_stolen`` in ``metrics.connect`` → red."""
     stolen = delta("idempotency_leases_stolen_total")
     waiting = delta("idempotency_outcomes_total", outcome="in_progress")
     abandoned, busy = make_scope(), make_scope()
@@ -132,6 +131,7 @@ def test_refused_bearers_are_counted_by_reason(anonymous):
 
 @override_settings(MCP_TOOLS_RATE="1/m")
 def test_rate_limit_refusals_are_counted_by_group(mcp_client):
+    """Mutation: disconnect ``_on_rate_limited`` in ``metrics.connect`` → red."""
     limited = delta("tenancy_rate_limit_refusals_total", group="mcp_tools.mcp")
     calls_limited = delta(
         "mcp_tools_calls_total",
@@ -217,6 +217,8 @@ def test_metrics_with_an_address_guard_serves_only_those_addresses():
 
 @override_settings(MCP_TOOLS_METRICS_TOKEN=TOKEN, MCP_TOOLS_METRICS_ALLOWED_IPS=["10.1.0.0/16"])
 def test_metrics_with_both_guards_needs_both():
+    """Mutation: in ``admitted``, return True once the token matches (the address unchecked)
+    → red."""
     assert _scrape(bearer=TOKEN, remote="10.1.0.9").status_code == 200
     assert _scrape(bearer=TOKEN, remote="10.9.0.9").status_code == 404
     assert _scrape(remote="10.1.0.9").status_code == 404
@@ -232,6 +234,7 @@ def test_the_scrapers_bearer_is_never_read_as_a_member_token():
 
 
 def test_metrics_answers_only_get_and_head():
+    """Mutation: drop ``@require_safe`` from ``metrics_view`` → red."""
     with override_settings(MCP_TOOLS_METRICS_TOKEN=TOKEN):
         response = Client().post("/metrics", headers={"Authorization": f"Bearer {TOKEN}"})
     assert response.status_code == 405
@@ -242,6 +245,7 @@ def _check_ids() -> set[str]:
 
 
 def test_a_bad_address_or_an_unknown_log_field_fails_the_system_checks():
+    """Mutation: drop the ``mcp_tools.E012`` check from ``check_observability`` → red."""
     with override_settings(MCP_TOOLS_METRICS_ALLOWED_IPS=["10.0.0.0/8", "not-an-address"]):
         assert "mcp_tools.E010" in _check_ids()
     with override_settings(MCP_TOOLS_CALL_LOG_EXTRA_FIELDS=["arguments"]):
@@ -251,7 +255,8 @@ def test_a_bad_address_or_an_unknown_log_field_fails_the_system_checks():
 
 def test_series_are_labelled_only_by_what_the_server_decides():
     """Series are labelled by what the server decides (tool names of the catalogue, outcomes,
-    codes), never by request data."""
+    codes), never by request data. Mutation: add a ``tenant`` label to ``mcp_tools_calls``
+    → red."""
     instruments = metrics.instruments()
     labels = {
         "calls": ("protocol", "tool", "outcome", "code"),

@@ -138,6 +138,8 @@ def test_the_span_continues_the_callers_trace_from_the_traceparent_header(mcp_cl
 
 
 def test_a_tool_error_and_a_protocol_error_mark_the_span(mcp_client, spans):
+    """Mutation: drop ``span.set_status`` from the ``tool_error`` branch of ``tracing.end``
+    → red."""
     client = mcp_client()
     client.call("mcptest_refuse", {"text": SECRET, "idempotencyKey": "k"})
     client.call("no_such_tool")
@@ -175,7 +177,8 @@ def test_spans_a_tool_starts_are_children_of_its_call_span(mcp_client, spans, mo
 
 def test_the_context_carried_into_the_thread_is_only_opentelemetrys(mcp_client, spans, monkeypatch):
     """The call context guard (a context built outside the request is refused) still holds in
-    the worker thread: ``carry`` moves no other context variable there."""
+    the worker thread: ``carry`` moves no other context variable there. Mutation: run
+    ``work`` in ``contextvars.copy_context()`` in ``carry`` → red."""
     from mcp_tools.context import _request_in_flight
 
     seen: list[Any] = []
@@ -209,7 +212,9 @@ def _bearer_headers(client: Any, **extra: str) -> dict[str, str]:
 
 def test_under_asgi_the_tool_span_is_a_child_of_the_request_span(mcp_client, asgi_app, spans):
     """Django instrumented, served by the farm's ASGI handler: the request span continues the
-    header's trace and the tool call's span is its child."""
+    header's trace and the tool call's span is its child. Mutation: read the HTTP header in
+    ``tracing._parent`` even when a request span is current → red (the caller's span becomes
+    the parent)."""
     client = mcp_client()
     response = _asgi_post(
         asgi_app,

@@ -11,6 +11,7 @@ from rest_framework.test import APIClient
 
 from tenancy import AuthenticationFailedError, bearer_refused, rate_limited
 from tenancy.api import LOGIN_RATE_GROUP
+from tenancy.throttling import RATE_GROUP, rate_refusal
 from tenancy.tokens import bump_credential_epoch
 
 pytestmark = pytest.mark.django_db
@@ -52,6 +53,8 @@ def test_every_refused_bearer_is_signalled_with_its_reason(member_client, receiv
 
 
 def test_a_valid_or_missing_bearer_is_not_signalled(member_client, received):
+    """Mutation: send ``bearer_refused`` from ``TenancyMiddleware.process_view`` when no
+    ``Authorization`` header came → red."""
     client, _ = member_client()
     assert client.get("/api/v1/me/").status_code == 200
     assert _me(None) == 401  # not authenticated: no bearer was refused
@@ -69,3 +72,18 @@ def test_a_login_over_its_rate_is_signalled_with_its_group(received):
     assert event["signal"] is rate_limited
     assert event["group"] == LOGIN_RATE_GROUP
     assert event["request"].META["REMOTE_ADDR"] == "203.0.113.77"
+
+
+def test_a_member_over_the_api_rate_is_signalled_with_its_group(member_client, received):
+    """Mutation: drop the ``rate_limited.send`` from ``tenancy.throttling.rate_refusal`` → red."""
+    client, membership = member_client()
+    with override_settings(TENANCY_API_RATE="1/m"):
+        assert client.get("/api/v1/me/").status_code == 200
+        assert client.get("/api/v1/me/").status_code == 429
+    (event,) = received
+    assert (event["signal"], event["sender"], event["group"]) == (
+        rate_limited,
+        rate_refusal,
+        RATE_GROUP,
+    )
+    assert event["request"].actor.membership_id == membership.pk
