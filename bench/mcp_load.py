@@ -29,12 +29,14 @@ import datetime as dt
 import json
 import os
 import random
+import statistics
 import subprocess
 import sys
 import tempfile
 import time
 import uuid
 from collections import Counter
+from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -165,34 +167,31 @@ async def _call(
 
 
 async def _client(
-    url: str,
-    bearer: str,
+    http: httpx.AsyncClient,
     level: Level,
     until: float,
     rows: list[tuple[int, str]],
     write_share: float,
 ) -> None:
-    headers = {"Authorization": f"Bearer {bearer}"}
-    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=60) as http:
-        while time.perf_counter() < until:
-            if random.random() < write_share:
-                key = uuid.uuid4().hex
-                flock, day = random.choice(rows)
-                arguments = {
-                    "idempotencyKey": key,
-                    "flock": flock,
-                    "date": day,
-                    "totalEggs": 900,
-                    "crackedEggs": 10,
-                    "dirtyEggs": 5,
-                    "mortalityCount": 0,
-                }
-                result = await _call(http, level, "cluck_record_daily_entry", arguments)
-                level.writes.setdefault(key, [])
-                if result is not None:
-                    level.writes[key].append({"arguments": arguments, "result": result})
-            else:
-                await _call(http, level, "cluck_list_flocks", {})
+    while time.perf_counter() < until:
+        if random.random() < write_share:
+            key = uuid.uuid4().hex
+            flock, day = random.choice(rows)
+            arguments = {
+                "idempotencyKey": key,
+                "flock": flock,
+                "date": day,
+                "totalEggs": 900,
+                "crackedEggs": 10,
+                "dirtyEggs": 5,
+                "mortalityCount": 0,
+            }
+            result = await _call(http, level, "cluck_record_daily_entry", arguments)
+            level.writes.setdefault(key, [])
+            if result is not None:
+                level.writes[key].append({"arguments": arguments, "result": result})
+        else:
+            await _call(http, level, "cluck_list_flocks", {})
 
 
 async def _level(
@@ -204,9 +203,14 @@ async def _level(
     flocks: list[tuple[int, str]],
     write_share: float,
 ) -> None:
-    await asyncio.gather(
-        *(_client(url, bearer, level, until, flocks, write_share) for _ in range(clients))
-    )
+    # One HTTP client with a connection per agent: a client each would build an SSL context
+    # each (tens of ms of CPU apiece), and the generator, not the server, would be measured.
+    limits = httpx.Limits(max_connections=clients, max_keepalive_connections=clients)
+    headers = {"Authorization": f"Bearer {bearer}"}
+    async with httpx.AsyncClient(base_url=url, headers=headers, timeout=60, limits=limits) as http:
+        await asyncio.gather(
+            *(_client(http, level, until, flocks, write_share) for _ in range(clients))
+        )
 
 
 async def _verify_writes(url: str, bearer: str, levels: list[Level]) -> tuple[int, list[str]]:
@@ -248,6 +252,13 @@ def main() -> None:
     parser.add_argument("--workers", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--slot-waits", type=float, nargs="+", default=[0.0, 0.5])
     parser.add_argument("--write-share", type=float, default=0.2)
+    parser.add_argument(
+        "--compare",
+        type=int,
+        metavar="ROUNDS",
+        help="instead: shedding vs waiting, one server each (1 worker), levels alternated "
+        "between them for ROUNDS rounds (the fair comparison on a machine whose speed drifts)",
+    )
     options = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="perf_mcp_load_") as tmp:
         with embedded_database(Path(tmp)) as database_url:
@@ -264,7 +275,74 @@ def main() -> None:
                 "--name", "load",
             )  # fmt: skip
             postgres = _postgres_pids(Path(tmp))
-            _run(options, env, bearer, postgres)
+            if options.compare:
+                _compare(options, env, bearer)
+            else:
+                _run(options, env, bearer, postgres)
+
+
+def _server_env(env: dict[str, str], wait: float) -> dict[str, str]:
+    return {
+        **env,
+        "MCP_TOOLS_RATE": "10000000/m",
+        "TENANCY_API_RATE": "10000000/m",
+        "MCP_TOOLS_SLOT_WAIT_SECONDS": str(wait),
+    }
+
+
+def _compare(options: Any, env: dict[str, str], bearer: str) -> None:
+    """Each slot wait on its own server, the same level run on each in turn, round after
+    round; per level the medians over rounds, and the median of the rounds' own ratios."""
+    waits = options.slot_waits
+    seen: dict[tuple[float, int], list[tuple[float, float, float, float]]] = {}
+    with ExitStack() as stack:
+        urls = [stack.enter_context(uvicorn_process(_server_env(env, w)))[0] for w in waits]
+        rows = _rows(urls[0], bearer)
+        for number in range(options.compare):
+            for clients in options.clients:
+                order = list(zip(waits, urls, strict=True))
+                if number % 2:
+                    order.reverse()
+                for wait, url in order:
+                    level = Level()
+                    started = time.perf_counter()
+                    until = started + options.seconds
+                    asyncio.run(
+                        _level(url, bearer, level, clients, until, rows, options.write_share)
+                    )
+                    wall = time.perf_counter() - started
+                    tries = sum(level.outcomes.values())
+                    shed = level.outcomes["overloaded"] / max(tries, 1)
+                    figures = (
+                        len(level.calls) / wall,
+                        _pct(level.calls, 0.5),
+                        _pct(level.calls, 0.99),
+                        100 * shed,
+                    )
+                    seen.setdefault((wait, clients), []).append(figures)
+            print(f"round {number + 1}/{options.compare} done", file=sys.stderr, flush=True)
+    print(
+        f"slot wait vs shedding: {options.compare} rounds of {options.seconds:g} s per level "
+        f"and wait, alternated; 1 worker each; medians (ratios: medians of each round's own)"
+    )
+    print(f"{'clients':>7} {'wait s':>6} {'calls/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'shed %':>7}")
+    for clients in options.clients:
+        for wait in waits:
+            values = seen[(wait, clients)]
+            medians = [statistics.median(v[i] for v in values) for i in range(4)]
+            print(
+                f"{clients:>7} {wait:>6g} {medians[0]:>8.1f} {medians[1]:>8.1f} "
+                f"{medians[2]:>8.1f} {medians[3]:>7.1f}"
+            )
+        base, other = seen[(waits[0], clients)], seen[(waits[-1], clients)]
+        ratios = [
+            statistics.median(o[i] / b[i] for o, b in zip(other, base, strict=True) if b[i])
+            for i in range(3)
+        ]
+        print(
+            f"{clients:>7} wait {waits[-1]:g} / {waits[0]:g}: goodput {ratios[0]:.2f}x, "
+            f"p50 {ratios[1]:.2f}x, p99 {ratios[2]:.2f}x"
+        )
 
 
 def _run(options: Any, env: dict[str, str], bearer: str, postgres: list[int]) -> None:
@@ -283,13 +361,7 @@ def _run(options: Any, env: dict[str, str], bearer: str, postgres: list[int]) ->
     failures: list[str] = []
     for workers in options.workers:
         for wait in options.slot_waits:
-            server_env = {
-                **env,
-                "MCP_TOOLS_RATE": "10000000/m",
-                "TENANCY_API_RATE": "10000000/m",
-                "MCP_TOOLS_SLOT_WAIT_SECONDS": str(wait),
-            }
-            with uvicorn_process(server_env, workers=workers) as (url, process):
+            with uvicorn_process(_server_env(env, wait), workers=workers) as (url, process):
                 flocks = _rows(url, bearer)
                 app = _family(process.pid)
                 levels: list[Level] = []

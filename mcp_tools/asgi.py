@@ -18,9 +18,9 @@ from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import django
-from asgiref.sync import sync_to_async
+from asgiref.sync import iscoroutinefunction, sync_to_async
 from django.core.handlers.asgi import ASGIHandler
-from django.db import close_old_connections
+from django.db import close_old_connections, connections
 from django.http import HttpRequest, HttpResponseBase
 from django.urls import ResolverMatch
 
@@ -160,6 +160,24 @@ class SyncMiddlewareASGIHandler(ASGIHandler):
         ]
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
+
+    def make_view_atomic(self, view: Any) -> Any:
+        """Django's hook, run in the request's thread right before the view: before an async
+        view (``/mcp``), hand this thread's database connections back to the pool.
+
+        The async view runs on the event loop while this thread waits, and a tool runs in a
+        worker thread with a connection of its own; the one the token check used would sit
+        idle, checked out, for the whole call. Under load that left the pool
+        (``CLUCK_DB_POOL_MAX``) to waiting request threads and tools waited seconds for a
+        connection (bench/mcp_load.py). Async views never run inside ``ATOMIC_REQUESTS``
+        (Django refuses), so no transaction is open here.
+        """
+        wrapped = super().make_view_atomic(view)
+        if iscoroutinefunction(wrapped):
+            for connection in connections.all(initialized_only=True):
+                if not connection.in_atomic_block:
+                    connection.close()
+        return wrapped
 
     def resolve_request(self, request: HttpRequest) -> ResolverMatch:
         """Django's resolution, through the match ``handle`` already made for the body cap."""
