@@ -67,6 +67,7 @@ class Level:
     outcomes: Counter[str] = field(default_factory=Counter)
     writes: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # key → results
     gave_up: int = 0
+    reconnects: int = 0  # requests resent after a keep-alive connection closed under them
 
 
 def _manage(env: dict[str, str], *args: str) -> str:
@@ -142,6 +143,11 @@ async def _call(
             response = await http.post("/mcp", content=json.dumps(body), headers=HEADERS)
         except httpx.TimeoutException:
             level.outcomes["client_timeout"] += 1
+            continue
+        except (httpx.ReadError, httpx.RemoteProtocolError, httpx.WriteError):
+            # The server closed an idle keep-alive connection (uvicorn: after 5 s) as this
+            # request went out on it; nothing was answered, so send it again (same key).
+            level.reconnects += 1
             continue
         level.attempts.append(time.perf_counter() - started)
         payload = response.json() if response.content else {}
@@ -392,7 +398,8 @@ def _run(options: Any, env: dict[str, str], bearer: str, postgres: list[int]) ->
                         f"{tries / wall:>8.1f} {_pct(level.calls, 0.5):>8.1f} "
                         f"{_pct(level.calls, 0.99):>8.1f} {_pct(level.attempts, 0.5):>8.1f} "
                         f"{_pct(level.attempts, 0.99):>8.1f} {100 * shed / max(tries, 1):>7.1f} "
-                        f"{app_cores:>9.2f} {db_cores:>8.2f}  {dict(level.outcomes)}",
+                        f"{app_cores:>9.2f} {db_cores:>8.2f}  {dict(level.outcomes)}"
+                        f" reconnects {level.reconnects}",
                         flush=True,
                     )
                     levels.append(level)
