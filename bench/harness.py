@@ -77,6 +77,32 @@ def migrate_and_seed(database_url: str, settings_module: str = "cluck.settings")
     return raw
 
 
+def manage(env: dict[str, str], *args: str) -> str:
+    """``manage.py <args>`` in a subprocess with ``env``; its standard output."""
+    out = subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, check=True, capture_output=True
+    )
+    return out.stdout.decode().strip()
+
+
+def seed_demo(database_url: str, token_name: str) -> tuple[dict[str, str], str]:
+    """Migrate and seed the demo farms; ``(environment for servers, the sunrise owner's
+    bearer token)``."""
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "LOG_LEVEL": "ERROR",
+        "CLUCK_FAST_PASSWORD_HASHER": "1",
+    }
+    manage(env, "migrate", "--noinput")
+    manage(env, "seed_demo")
+    token = manage(
+        env, "issue_token", "--farm", "sunrise", "--email", "owner@sunrise.example",
+        "--name", token_name,
+    )  # fmt: skip
+    return env, token
+
+
 @contextmanager
 def uvicorn_server(
     env: dict[str, str], *, ready_path: str = "/api/v1/me/", workers: int = 1

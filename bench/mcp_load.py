@@ -30,7 +30,6 @@ import json
 import os
 import random
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -47,7 +46,7 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import embedded_database, uvicorn_process  # noqa: E402
+from bench.harness import embedded_database, seed_demo, uvicorn_process  # noqa: E402
 
 OVERLOADED, RATE_LIMITED = -32010, -32012
 HEADERS = {
@@ -68,13 +67,6 @@ class Level:
     writes: dict[str, list[dict[str, Any]]] = field(default_factory=dict)  # key → results
     gave_up: int = 0
     reconnects: int = 0  # requests resent after a keep-alive connection closed under them
-
-
-def _manage(env: dict[str, str], *args: str) -> str:
-    out = subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, check=True, capture_output=True
-    )
-    return out.stdout.decode().strip()
 
 
 def _ticks(pids: list[int]) -> float:
@@ -268,18 +260,7 @@ def main() -> None:
     options = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="perf_mcp_load_") as tmp:
         with embedded_database(Path(tmp)) as database_url:
-            env = {
-                **os.environ,
-                "DATABASE_URL": database_url,
-                "LOG_LEVEL": "ERROR",
-                "CLUCK_FAST_PASSWORD_HASHER": "1",
-            }
-            _manage(env, "migrate", "--noinput")
-            _manage(env, "seed_demo")
-            bearer = _manage(
-                env, "issue_token", "--farm", "sunrise", "--email", "owner@sunrise.example",
-                "--name", "load",
-            )  # fmt: skip
+            env, bearer = seed_demo(database_url, "load")
             postgres = _postgres_pids(Path(tmp))
             if options.compare:
                 _compare(options, env, bearer)
