@@ -170,6 +170,7 @@ async def _client(
     until: float,
     rows: list[tuple[int, str]],
     write_share: float,
+    read: tuple[str, dict[str, Any]] = ("cluck_list_flocks", {}),
 ) -> None:
     while time.perf_counter() < until:
         if random.random() < write_share:
@@ -189,7 +190,7 @@ async def _client(
             if result is not None:
                 level.writes[key].append({"arguments": arguments, "result": result})
         else:
-            await _call(http, level, "cluck_list_flocks", {})
+            await _call(http, level, *read)
 
 
 async def _level(
@@ -200,6 +201,7 @@ async def _level(
     until: float,
     flocks: list[tuple[int, str]],
     write_share: float,
+    read: tuple[str, dict[str, Any]] = ("cluck_list_flocks", {}),
 ) -> None:
     # One HTTP client with a connection per agent: a client each would build an SSL context
     # each (tens of ms of CPU apiece), and the generator, not the server, would be measured.
@@ -207,7 +209,7 @@ async def _level(
     headers = {"Authorization": f"Bearer {bearer}"}
     async with httpx.AsyncClient(base_url=url, headers=headers, timeout=60, limits=limits) as http:
         await asyncio.gather(
-            *(_client(http, level, until, flocks, write_share) for _ in range(clients))
+            *(_client(http, level, until, flocks, write_share, read) for _ in range(clients))
         )
 
 
@@ -257,6 +259,12 @@ def main() -> None:
         help="instead: shedding vs waiting, one server each (1 worker), levels alternated "
         "between them for ROUNDS rounds (the fair comparison on a machine whose speed drifts)",
     )
+    parser.add_argument(
+        "--sleep-ms",
+        type=int,
+        help="with --compare: reads call bench_sleep (an I/O-bound tool of this many ms, "
+        "bench.mcp_bench_settings) instead of cluck_list_flocks",
+    )
     options = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="perf_mcp_load_") as tmp:
         with embedded_database(Path(tmp)) as database_url:
@@ -268,9 +276,11 @@ def main() -> None:
                 _run(options, env, bearer, postgres)
 
 
-def _server_env(env: dict[str, str], wait: float) -> dict[str, str]:
+def _server_env(env: dict[str, str], wait: float, *, bench: bool = False) -> dict[str, str]:
+    extra = {"DJANGO_SETTINGS_MODULE": "bench.mcp_bench_settings"} if bench else {}
     return {
         **env,
+        **extra,
         "MCP_TOOLS_RATE": "10000000/m",
         "TENANCY_API_RATE": "10000000/m",
         "MCP_TOOLS_SLOT_WAIT_SECONDS": str(wait),
@@ -283,8 +293,14 @@ def _compare(options: Any, env: dict[str, str], bearer: str) -> None:
     waits = options.slot_waits
     seen: dict[tuple[float, int], list[tuple[float, float, float, float]]] = {}
     with ExitStack() as stack:
-        urls = [stack.enter_context(uvicorn_process(_server_env(env, w)))[0] for w in waits]
+        bench = options.sleep_ms is not None
+        urls = [
+            stack.enter_context(uvicorn_process(_server_env(env, w, bench=bench)))[0] for w in waits
+        ]
         rows = _rows(urls[0], bearer)
+        read: tuple[str, dict[str, Any]] = ("cluck_list_flocks", {})
+        if bench:
+            read = ("bench_sleep", {"ms": options.sleep_ms})
         for number in range(options.compare):
             for clients in options.clients:
                 order = list(zip(waits, urls, strict=True))
@@ -295,7 +311,7 @@ def _compare(options: Any, env: dict[str, str], bearer: str) -> None:
                     started = time.perf_counter()
                     until = started + options.seconds
                     asyncio.run(
-                        _level(url, bearer, level, clients, until, rows, options.write_share)
+                        _level(url, bearer, level, clients, until, rows, options.write_share, read)
                     )
                     wall = time.perf_counter() - started
                     tries = sum(level.outcomes.values())
@@ -310,7 +326,8 @@ def _compare(options: Any, env: dict[str, str], bearer: str) -> None:
             print(f"round {number + 1}/{options.compare} done", file=sys.stderr, flush=True)
     print(
         f"slot wait vs shedding: {options.compare} rounds of {options.seconds:g} s per level "
-        f"and wait, alternated; 1 worker each; medians (ratios: medians of each round's own)"
+        f"and wait, alternated; 1 worker each; medians (ratios: medians of each round's own); "
+        f"reads: {read[0]} {read[1]}, writes: {options.write_share:.0%}"
     )
     print(f"{'clients':>7} {'wait s':>6} {'calls/s':>8} {'p50 ms':>8} {'p99 ms':>8} {'shed %':>7}")
     for clients in options.clients:
