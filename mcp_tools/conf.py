@@ -29,7 +29,7 @@ DEFAULTS: dict[str, Any] = {
     "MAX_CONCURRENT_CALLS": 8,
     # A call that finds every slot taken waits this long for one (first come, first served)
     # before it is refused as overloaded; 0 refuses at once. Measured: bench/mcp_load.py.
-    "SLOT_WAIT_SECONDS": 0.5,
+    "SLOT_WAIT_SECONDS": 0.0,
     # The retry hint of an overloaded refusal (data.retryAfterMs, spread ±50 %; Retry-After).
     "OVERLOAD_RETRY_AFTER_MS": 1000,
     "CALL_TIMEOUT_SECONDS": 30.0,
