@@ -34,14 +34,14 @@ from mcp_tools import conf as mcp_conf
 from mcp_tools.context import CallContext, request_in_flight
 from mcp_tools.exceptions import CallContextRefusedError
 from mcp_tools.middleware import body_cap, jsonrpc_errors
-from mcp_tools.views import _rate_usage, origin_allowed
+from mcp_tools.views import RATE_BUDGET, origin_allowed
 from tenancy import (
     NotAuthenticatedError,
     TenantContext,
     bearer_challenge,
     renders_authentication_failure,
 )
-from tenancy.markers import counts_own_rate
+from tenancy.throttling import counted_usage, rate_budget
 
 logger = logging.getLogger(__name__)
 security_logger = logging.getLogger("a2a_tools.security")
@@ -106,13 +106,13 @@ def _unauthenticated(request: HttpRequest) -> HttpResponse:
 @csrf_exempt
 @handles_own_idempotency
 @renders_authentication_failure
-@counts_own_rate
+@rate_budget(RATE_BUDGET)
 @body_cap
 @jsonrpc_errors
 def a2a_view(request: HttpRequest) -> HttpResponse:
     """Serve one A2A JSON-RPC request statelessly.
 
-    A synchronous view on purpose: the checks, the rate count and the finished task's row run
+    A synchronous view on purpose: the checks, the rate answer and the finished task's row run
     on the request's own thread and database connection, and only the dispatch (which awaits a
     tool under its deadline, like ``/mcp``) runs on the event loop — one thread hop per skill
     call, where an async view would add one for each database step.
@@ -133,9 +133,10 @@ def a2a_view(request: HttpRequest) -> HttpResponse:
         return _json(
             415, _jsonrpc.error_bytes(None, -32600, "Content-Type must be application/json")
         )
-    usage = _rate_usage(request)
-    if usage is not None and usage["should_limit"]:
-        retry_after = str(max(int(usage["time_left"]), 1))
+    # One budget with /mcp, counted by TenancyMiddleware with the token check.
+    usage = counted_usage(request, RATE_BUDGET)
+    if usage is not None and usage.should_limit:
+        retry_after = str(usage.retry_after)
         return _json(
             429,
             errors.system_error(

@@ -17,9 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -31,14 +29,12 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import embedded_database, median_ratio, uvicorn_server  # noqa: E402
-
-
-def _manage(env: dict[str, str], *args: str) -> str:
-    out = subprocess.run(
-        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, check=True, capture_output=True
-    )
-    return out.stdout.decode().strip()
+from bench.harness import (  # noqa: E402
+    embedded_database,
+    median_ratio,
+    seed_demo,
+    uvicorn_server,
+)
 
 
 def _mcp(client: httpx.Client, name: str, arguments: dict[str, object]) -> None:
@@ -75,24 +71,7 @@ def main() -> None:
 
     with tempfile.TemporaryDirectory(prefix="cluck-bench-") as workdir:
         with embedded_database(Path(workdir)) as url:
-            env = {
-                **os.environ,
-                "DATABASE_URL": url,
-                "LOG_LEVEL": "ERROR",
-                "CLUCK_FAST_PASSWORD_HASHER": "1",
-            }
-            _manage(env, "migrate", "--noinput")
-            _manage(env, "seed_demo")
-            token = _manage(
-                env,
-                "issue_token",
-                "--farm",
-                "sunrise",
-                "--email",
-                "owner@sunrise.example",
-                "--name",
-                "bench",
-            )
+            env, token = seed_demo(url, "bench")
             served = uvicorn_server({**env, "MCP_TOOLS_RATE": "100000/m"})
             with (
                 served as base,

@@ -97,12 +97,49 @@ def migrate_and_seed(database_url: str, settings_module: str = "cluck.settings")
     return raw
 
 
+def manage(env: dict[str, str], *args: str) -> str:
+    """``manage.py <args>`` in a subprocess with ``env``; its standard output."""
+    out = subprocess.run(
+        [sys.executable, "manage.py", *args], cwd=ROOT, env=env, check=True, capture_output=True
+    )
+    return out.stdout.decode().strip()
+
+
+def seed_demo(database_url: str, token_name: str) -> tuple[dict[str, str], str]:
+    """Migrate and seed the demo farms; ``(environment for servers, the sunrise owner's
+    bearer token)``."""
+    env = {
+        **os.environ,
+        "DATABASE_URL": database_url,
+        "LOG_LEVEL": "ERROR",
+        "CLUCK_FAST_PASSWORD_HASHER": "1",
+    }
+    manage(env, "migrate", "--noinput")
+    manage(env, "seed_demo")
+    token = manage(
+        env, "issue_token", "--farm", "sunrise", "--email", "owner@sunrise.example",
+        "--name", token_name,
+    )  # fmt: skip
+    return env, token
+
+
 @contextmanager
-def uvicorn_server(env: dict[str, str], *, ready_path: str = "/api/v1/me/") -> Iterator[str]:
-    """One ``uvicorn cluck.asgi:application`` process (1 worker, no lifespan); yields its URL.
+def uvicorn_server(
+    env: dict[str, str], *, ready_path: str = "/api/v1/me/", workers: int = 1
+) -> Iterator[str]:
+    """One ``uvicorn cluck.asgi:application`` server (no lifespan); yields its URL.
 
     ``env`` is added to this process's environment (``DATABASE_URL``, settings, ...).
     """
+    with uvicorn_process(env, ready_path=ready_path, workers=workers) as (url, _):
+        yield url
+
+
+@contextmanager
+def uvicorn_process(
+    env: dict[str, str], *, ready_path: str = "/api/v1/me/", workers: int = 1
+) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
+    """Like ``uvicorn_server``, yielding ``(url, process)`` (the process to profile)."""
     port = free_port()
     process = subprocess.Popen(
         [
@@ -117,7 +154,7 @@ def uvicorn_server(env: dict[str, str], *, ready_path: str = "/api/v1/me/") -> I
             "--port",
             str(port),
             "--workers",
-            "1",
+            str(workers),
             "--log-level",
             "warning",
             "--no-access-log",
@@ -128,7 +165,7 @@ def uvicorn_server(env: dict[str, str], *, ready_path: str = "/api/v1/me/") -> I
     )
     url = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 60
+        deadline = time.monotonic() + 180
         while True:
             if process.poll() is not None:
                 raise RuntimeError(f"the bench server exited with {process.returncode}")
@@ -139,7 +176,7 @@ def uvicorn_server(env: dict[str, str], *, ready_path: str = "/api/v1/me/") -> I
                 if time.monotonic() > deadline:
                     raise
                 time.sleep(0.1)
-        yield url
+        yield url, process
     finally:
         process.terminate()
         try:

@@ -1,22 +1,32 @@
-"""MCP benchmark (not a test): what ``/mcp`` costs, and how it compares.
+"""MCP benchmark (not a test): what ``/mcp`` costs against the same work without MCP.
 
-    .venv/bin/python bench/mcp_bench.py [--requests 300] [--concurrency 8] [--rounds 7]
+    .venv/bin/python bench/mcp_bench.py [--requests 200] [--concurrency 8] [--rounds 9]
 
-Starts an embedded PostgreSQL in a temporary directory, migrates, seeds one farm with an owner
-and a bearer token, then real ``uvicorn`` processes (1 worker each, ``--lifespan off``) with
-``bench.mcp_bench_settings`` (the real project + bench tools + comparison views). It prints:
+Starts an embedded PostgreSQL and a Redis (``cluck.devredis``) in temporary directories,
+migrates, seeds one farm with an owner and a bearer token, then real ``uvicorn`` processes
+(1 worker each, ``--lifespan off``) with ``bench.mcp_bench_settings`` (the real project +
+bench tools + comparison views): one counting rate limits on tenancy's PostgreSQL table (the
+embedded default), one on Redis (``CACHE_URL``), one with 500 tools for ``tools/list``.
 
-1. ``tools/call`` of a trivial tool (``bench_add``) via ``/mcp`` (both eras) vs a bare Django
-   JSON view doing the same work behind the same middleware (target overhead <= 15 %), and vs
-   that view plus the same per-token rate count ``/mcp`` makes ("bare+rate");
-2. ``tools/list`` with 10 vs 500 registered tools (target: flat);
-3. the same workload against ``django-stateless-mcp`` (``pip install -e .[bench]``) mounted in
-   the same project (target: >= 1.3x its throughput).
+Every kind does the same work: authenticate the bearer (TenancyMiddleware), then add two
+numbers and answer JSON-RPC.
 
-Sequential figures are median latencies; throughput is requests/second with ``--concurrency``
-in-flight requests. Runs are interleaved and repeated (``--rounds``); each figure is a median
-over rounds, each ratio the median of the rounds' own ratios (the VM's speed drifts between
-rounds, so only same-round comparisons are fair).
+- ``bare``: a bare Django JSON view behind the same middleware (authentication only);
+- ``bare+rate``: the same view plus the same per-member rate count as ``/mcp`` (the same
+  budget, counted the same way) — the "same work" baseline;
+- ``mcp-2025`` / ``mcp-2026``: ``tools/call`` of ``bench_add`` on ``/mcp`` in the handshake
+  era (2025-11-25 header) and in the 2026-07-28 era (``_meta`` envelope, routing headers);
+- ``dsm-2025`` / ``dsm-2026``: the same tool on django-stateless-mcp (``pip install -e
+  .[bench]``) mounted in the same project behind the same authentication and rate count;
+- ``redis …``: the same kinds on the server counting on Redis.
+
+Each round measures every kind twice: sequential latency, interleaved request by request
+across kinds (so drift in the machine's speed hits every kind alike), and throughput with
+``--concurrency`` requests in flight, one burst per kind in a rotating order. The server's
+CPU per call comes from its threads' scheduler statistics (``/proc/<pid>/task/*/schedstat``,
+nanoseconds of CPU really run), which other load on the machine barely moves. Figures are
+medians over rounds; each ratio is the median of the rounds' own ratios. The targets
+(issue 16) are checked on those ratios.
 """
 
 from __future__ import annotations
@@ -28,8 +38,8 @@ import statistics
 import sys
 import tempfile
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -40,76 +50,44 @@ sys.path.insert(0, str(ROOT))
 
 from bench.harness import (  # noqa: E402
     embedded_database,
-    measure,
     median_ratio,
     migrate_and_seed,
-    uvicorn_server,
+    uvicorn_process,
 )
+from cluck.devredis import redis_server  # noqa: E402
 
 MODERN_META = {
     "io.modelcontextprotocol/protocolVersion": "2026-07-28",
     "io.modelcontextprotocol/clientCapabilities": {},
 }
+HEADERS = {"Accept": "application/json, text/event-stream"}
+KINDS = ["bare", "bare+rate", "mcp-2025", "mcp-2026", "dsm-2025", "dsm-2026"]
+REDIS_KINDS = ["bare+rate", "mcp-2025", "mcp-2026"]
 
 
-@contextmanager
-def server(database_url: str, *, extra_tools: int = 10) -> Iterator[str]:
-    with uvicorn_server(
-        {
-            "DATABASE_URL": database_url,
-            "DJANGO_SETTINGS_MODULE": "bench.mcp_bench_settings",
-            "MCP_BENCH_EXTRA_TOOLS": str(extra_tools),
-        }
-    ) as url:
-        yield url
-
-
-def _call(kind: str, i: int) -> tuple[str, dict[str, Any], dict[str, str]]:
-    args = {"a": i, "b": 2}
+def call_for(kind: str, i: int) -> tuple[str, dict[str, Any], dict[str, str]]:
+    """``(path, JSON body, headers)`` of call ``i`` of ``kind`` (a ``redis `` prefix ignored)."""
+    kind = kind.removeprefix("redis ")
     body: dict[str, Any] = {
         "jsonrpc": "2.0",
         "id": i,
         "method": "tools/call",
-        "params": {"name": "bench_add", "arguments": args},
+        "params": {"name": "bench_add", "arguments": {"a": i, "b": 2}},
     }
-    headers = {"Accept": "application/json, text/event-stream"}
-    if kind == "mcp-2025":
-        return "/mcp", body, {**headers, "MCP-Protocol-Version": "2025-11-25"}
-    if kind == "mcp-2026":
-        body["params"]["_meta"] = MODERN_META
-        return (
-            "/mcp",
-            body,
-            {
-                **headers,
-                "MCP-Protocol-Version": "2026-07-28",
-                "Mcp-Method": "tools/call",
-                "Mcp-Name": "bench_add",
-            },
-        )
-    if kind == "dsm-2025":
-        return "/bench/dsm/mcp", body, {**headers, "MCP-Protocol-Version": "2025-11-25"}
-    if kind == "dsm-2026":
-        body["params"]["_meta"] = MODERN_META
-        return (
-            "/bench/dsm/mcp",
-            body,
-            {
-                **headers,
-                "MCP-Protocol-Version": "2026-07-28",
-                "Mcp-Method": "tools/call",
-                "Mcp-Name": "bench_add",
-            },
-        )
     if kind == "list":
         body = {"jsonrpc": "2.0", "id": i, "method": "tools/list", "params": {}}
-        return "/mcp", body, {**headers, "MCP-Protocol-Version": "2025-11-25"}
-    if kind == "bare+rate":
-        return "/bench/bare-limited", body, headers
-    return "/bench/bare", body, headers
+        return "/mcp", body, {**HEADERS, "MCP-Protocol-Version": "2025-11-25"}
+    if kind in ("bare", "bare+rate"):
+        return ("/bench/bare" if kind == "bare" else "/bench/bare-limited"), body, HEADERS
+    path = "/mcp" if kind.startswith("mcp-") else "/bench/dsm/mcp"
+    if kind.endswith("-2025"):
+        return path, body, {**HEADERS, "MCP-Protocol-Version": "2025-11-25"}
+    body["params"]["_meta"] = MODERN_META
+    modern = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call"}
+    return path, body, {**HEADERS, **modern, "Mcp-Name": "bench_add"}
 
 
-def _check(kind: str, i: int, response: httpx.Response) -> None:
+def check(kind: str, i: int, response: httpx.Response) -> None:
     assert response.status_code == 200, (kind, response.status_code, response.text[:300])
     result = response.json()["result"]
     if kind == "list":
@@ -118,89 +96,189 @@ def _check(kind: str, i: int, response: httpx.Response) -> None:
         assert result["structuredContent"]["sum"] == i + 2, (kind, result)
 
 
-async def _run(url: str, bearer: str, kind: str, n: int, concurrency: int) -> tuple[float, float]:
-    """(median latency ms of sequential calls, throughput rps at ``concurrency``)."""
+def cpu_seconds(pid: int) -> float:
+    """CPU time every thread of ``pid`` has run so far (schedstat: nanoseconds)."""
+    total = 0
+    for task in Path(f"/proc/{pid}/task").iterdir():
+        try:
+            total += int((task / "schedstat").read_text().split()[0])
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # a thread that ended meanwhile
+    return total / 1e9
+
+
+class Target:
+    """One server process: its URL and pid."""
+
+    def __init__(self, url: str, pid: int) -> None:
+        self.url, self.pid = url, pid
+
+
+async def _post(http: httpx.AsyncClient, kind: str, i: int) -> float:
+    path, body, headers = call_for(kind, i)
+    started = time.perf_counter()
+    response = await http.post(path, json=body, headers=headers)
+    elapsed = time.perf_counter() - started
+    check(kind.removeprefix("redis "), i, response)
+    return elapsed
+
+
+async def _drain(http: httpx.AsyncClient, kind: str, queue: list[int]) -> None:
+    while queue:
+        await _post(http, kind, queue.pop())
+
+
+async def _round(
+    targets: dict[str, Target], bearer: str, n: int, concurrency: int, shift: int
+) -> dict[str, tuple[float, float, float]]:
+    """``{kind: (p50 ms, rps, server CPU µs per call)}`` for one round."""
+    kinds = list(targets)
+    kinds = kinds[shift % len(kinds) :] + kinds[: shift % len(kinds)]
     auth = {"Authorization": f"Bearer {bearer}"}
     limits = httpx.Limits(max_keepalive_connections=concurrency, max_connections=concurrency)
-    async with httpx.AsyncClient(base_url=url, headers=auth, limits=limits, timeout=30) as http:
+    clients = {
+        url: httpx.AsyncClient(base_url=url, headers=auth, limits=limits, timeout=60)
+        for url in {t.url for t in targets.values()}
+    }
+    try:
+        latencies: dict[str, list[float]] = {kind: [] for kind in kinds}
+        for kind in kinds:  # warm-up (connections, prepared statements)
+            for i in range(10):
+                await _post(clients[targets[kind].url], kind, i)
+        for i in range(n):
+            for kind in kinds:
+                latencies[kind].append(await _post(clients[targets[kind].url], kind, i))
+        figures = {}
+        for kind in kinds:
+            http, pid = clients[targets[kind].url], targets[kind].pid
+            queue = list(range(n))
+            cpu, started = cpu_seconds(pid), time.perf_counter()
+            await asyncio.gather(*(_drain(http, kind, queue) for _ in range(concurrency)))
+            elapsed, cpu = time.perf_counter() - started, cpu_seconds(pid) - cpu
+            p50 = statistics.median(latencies[kind]) * 1000
+            figures[kind] = (p50, n / elapsed, cpu / n * 1e6)
+        return figures
+    finally:
+        for http in clients.values():
+            await http.aclose()
 
-        async def one(i: int) -> float:
-            path, body, headers = _call(kind, i)
-            started = time.perf_counter()
-            response = await http.post(path, json=body, headers=headers)
-            elapsed = time.perf_counter() - started
-            _check(kind, i, response)
-            return elapsed
 
-        return await measure(one, n, concurrency)
+async def _list_p50(url: str, bearer: str, n: int) -> float:
+    async with httpx.AsyncClient(
+        base_url=url, headers={"Authorization": f"Bearer {bearer}"}, timeout=60
+    ) as http:
+        for i in range(10):
+            await _post(http, "list", i)
+        return statistics.median([await _post(http, "list", i) for i in range(n)]) * 1000
+
+
+@contextmanager
+def _servers(database_url: str, redis_url: str) -> Iterator[dict[str, Target]]:
+    base = {"DATABASE_URL": database_url, "DJANGO_SETTINGS_MODULE": "bench.mcp_bench_settings"}
+    with ExitStack() as stack:
+        servers = {}
+        for name, env in (
+            ("small", {"MCP_BENCH_EXTRA_TOOLS": "10"}),
+            ("large", {"MCP_BENCH_EXTRA_TOOLS": "500"}),
+            ("redis", {"MCP_BENCH_EXTRA_TOOLS": "10", "CACHE_URL": redis_url}),
+        ):
+            url, process = stack.enter_context(uvicorn_process({**base, **env}))
+            servers[name] = Target(url, process.pid)
+        yield servers
+
+
+def _verdict(ok: bool) -> str:
+    return "met" if ok else "NOT MET"
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--requests", type=int, default=300)
+    parser.add_argument("--requests", type=int, default=200, help="per kind, per round")
     parser.add_argument("--concurrency", type=int, default=8)
-    parser.add_argument("--rounds", type=int, default=7)
-    parser.add_argument(
-        "--rate-cache",
-        choices=["default", "locmem"],
-        default="default",
-        help="locmem: count the rate limit in process memory (isolates the shared counter's cost)",
-    )
+    parser.add_argument("--rounds", type=int, default=9)
+    parser.add_argument("--no-redis", action="store_true", help="skip the Redis server's kinds")
     options = parser.parse_args()
-    n, conc = options.requests, options.concurrency
-    if options.rate_cache == "locmem":
-        os.environ["MCP_BENCH_RATE_CACHE"] = "locmem"
-    with tempfile.TemporaryDirectory(prefix="mcp-bench-") as tmp:
-        with embedded_database(Path(tmp)) as database_url:
-            bearer = migrate_and_seed(database_url, "bench.mcp_bench_settings")
-            kinds = ["bare", "bare+rate", "mcp-2025", "mcp-2026", "dsm-2025", "dsm-2026"]
-            figures: dict[str, list[tuple[float, float]]] = {k: [] for k in kinds}
-            lists: dict[int, list[float]] = {10: [], 500: []}
-            with (
-                server(database_url, extra_tools=10) as small,
-                server(database_url, extra_tools=500) as large,
-            ):
-                for _ in range(options.rounds):
-                    for kind in kinds:
-                        figures[kind].append(asyncio.run(_run(small, bearer, kind, n, conc)))
-                    for tools, url in ((10, small), (500, large)):
-                        lists[tools].append(asyncio.run(_run(url, bearer, "list", n // 2, 1))[0])
+    n, conc, rounds = options.requests, options.concurrency, options.rounds
+    rows: dict[str, list[tuple[float, float, float]]] = {}
+    lists: dict[int, list[float]] = {10: [], 500: []}
+    with tempfile.TemporaryDirectory(prefix="perf_mcp_bench_") as tmp, ExitStack() as stack:
+        database_url = stack.enter_context(embedded_database(Path(tmp)))
+        redis_url = "" if options.no_redis else stack.enter_context(redis_server())
+        bearer = migrate_and_seed(database_url, "bench.mcp_bench_settings")
+        with _servers(database_url, redis_url or "redis://127.0.0.1:1/0") as servers:
+            targets = {kind: servers["small"] for kind in KINDS}
+            if not options.no_redis:
+                targets.update({f"redis {kind}": servers["redis"] for kind in REDIS_KINDS})
+            for number in range(rounds):
+                figures = asyncio.run(_round(targets, bearer, n, conc, number))
+                for kind, row in figures.items():
+                    rows.setdefault(kind, []).append(row)
+                for tools, name in ((10, "small"), (500, "large")):
+                    lists[tools].append(asyncio.run(_list_p50(servers[name].url, bearer, n // 4)))
+                print(f"round {number + 1}/{rounds} done", file=sys.stderr, flush=True)
+    report(rows, lists, n=n, concurrency=conc, rounds=rounds)
 
-    def med(kind: str, index: int) -> float:
-        return statistics.median(value[index] for value in figures[kind])
 
-    def paired(ours: str, base: str, index: int, invert: bool = False) -> float:
-        mine = [value[index] for value in figures[ours]]
-        theirs = [value[index] for value in figures[base]]
-        return median_ratio(theirs, mine) if invert else median_ratio(mine, theirs)
+def report(
+    rows: dict[str, list[tuple[float, float, float]]],
+    lists: dict[int, list[float]],
+    *,
+    n: int,
+    concurrency: int,
+    rounds: int,
+) -> None:
+    def column(kind: str, index: int) -> list[float]:
+        return [row[index] for row in rows[kind]]
+
+    def ratio(ours: str, base: str, index: int) -> float:
+        return median_ratio(column(ours, index), column(base, index))
 
     print(
-        f"tools/call bench_add, {n} requests, 1 uvicorn worker, {options.rounds} interleaved "
-        f"rounds (medians; ratios are medians of each round's ratio), rate-limit cache: "
-        f"{options.rate_cache}"
+        f"tools/call bench_add: {n} sequential calls (interleaved across kinds) and {n} at "
+        f"{concurrency} in flight per kind per round, {rounds} rounds, 1 uvicorn worker per "
+        "server; figures are medians over rounds, ratios medians of each round's own ratio"
     )
-    print(f"{'endpoint':<28}{'seq p50 ms':>12}{f'{conc}-way rps':>14}")
-    for kind in kinds:
-        print(f"{kind:<28}{med(kind, 0):>12.2f}{med(kind, 1):>14.0f}")
-    for era in ("2025", "2026"):
-        ours, dsm = f"mcp-{era}", f"dsm-{era}"
-        against = [
-            f"vs {base} p50 {paired(ours, base, 0) - 1:+.0%}, throughput "
-            f"{paired(ours, base, 1) - 1:+.0%}"
-            for base in ("bare", "bare+rate")
+    print(f"{'endpoint':<20}{'p50 ms':>9}{f'{concurrency}-way rps':>12}{'CPU µs/call':>13}")
+    for kind in rows:
+        p50, rps, cpu = (statistics.median(column(kind, i)) for i in range(3))
+        print(f"{kind:<20}{p50:>9.2f}{rps:>12.0f}{cpu:>13.0f}")
+    print("\ntargets (issue 16)                          p50 ratio   throughput ratio  verdict")
+    checks: list[tuple[str, str, str, Callable[[float, float], bool]]] = [
+        ("/mcp 2025 era vs bare+rate", "mcp-2025", "bare+rate", lambda p, t: p <= 1.1 and t >= 0.9),
+        ("/mcp 2026 era vs bare+rate", "mcp-2026", "bare+rate", lambda p, t: p <= 1.1 and t >= 0.9),
+        ("2026 era vs 2025 era", "mcp-2026", "mcp-2025", lambda p, t: p <= 1.0 and t >= 1.0),
+        ("/mcp 2025 vs django-stateless-mcp", "mcp-2025", "dsm-2025", lambda p, t: t >= 1.3),
+        ("/mcp 2026 vs django-stateless-mcp", "mcp-2026", "dsm-2026", lambda p, t: t >= 1.3),
+    ]
+    for label, ours, base, ok in checks:
+        p, t = ratio(ours, base, 0), ratio(ours, base, 1)
+        print(f"{label:<44}{p:>9.3f}{t:>19.3f}  {_verdict(ok(p, t))}")
+    print("\nother ratios                                p50 ratio   throughput   CPU/call")
+    others = [
+        ("/mcp 2025 era vs bare (auth only)", "mcp-2025", "bare"),
+        ("/mcp 2026 era vs bare (auth only)", "mcp-2026", "bare"),
+        ("bare+rate vs bare (the rate count)", "bare+rate", "bare"),
+        ("/mcp 2025 vs bare+rate, CPU", "mcp-2025", "bare+rate"),
+        ("/mcp 2026 vs bare+rate, CPU", "mcp-2026", "bare+rate"),
+        ("django-stateless-mcp 2025 vs bare+rate", "dsm-2025", "bare+rate"),
+    ]
+    if "redis bare+rate" in rows:
+        others += [
+            ("Redis: bare+rate vs bare+rate on PostgreSQL", "redis bare+rate", "bare+rate"),
+            ("Redis: /mcp 2025 vs bare+rate on Redis", "redis mcp-2025", "redis bare+rate"),
+            ("Redis: /mcp 2026 vs bare+rate on Redis", "redis mcp-2026", "redis bare+rate"),
+            ("Redis: /mcp 2025 vs /mcp 2025 on PostgreSQL", "redis mcp-2025", "mcp-2025"),
         ]
-        print(
-            f"/mcp {era} era: {'; '.join(against)}; vs django-stateless-mcp "
-            f"{paired(ours, dsm, 1):.2f}x throughput, {paired(ours, dsm, 0, invert=True):.2f}x "
-            "faster p50"
-        )
-    small_list, large_list = statistics.median(lists[10]), statistics.median(lists[500])
-    list_ratio = median_ratio(lists[500], lists[10])
+    for label, ours, base in others:
+        p, t, c = (ratio(ours, base, i) for i in range(3))
+        print(f"{label:<44}{p:>9.3f}{t:>13.3f}{c:>11.3f}")
+    small, large = statistics.median(lists[10]), statistics.median(lists[500])
     print(
-        f"tools/list first page p50: {small_list:.2f} ms with ~10 tools, {large_list:.2f} ms "
-        f"with ~500 tools (ratio {list_ratio:.2f})"
+        f"\ntools/list first page p50: {small:.2f} ms with ~10 tools, {large:.2f} ms with ~500 "
+        f"tools (ratio {median_ratio(lists[500], lists[10]):.2f})"
     )
 
 
 if __name__ == "__main__":
+    os.environ.setdefault("PYTHONWARNINGS", "ignore")
     main()

@@ -13,3 +13,11 @@ if os.environ.get("MCP_BENCH_RATE_CACHE") == "locmem":
     # Isolates what the shared (database) rate-limit counter costs per request.
     CACHES = {**CACHES, "ratelimit": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}  # noqa: F405
     RATELIMIT_USE_CACHE = "ratelimit"
+
+if os.environ.get("MCP_BENCH_PROFILE"):
+    # bench/mcp_profile.py: a CPU-clock profile of every thread of this worker, reset after
+    # the warm-up and written on request (bench/mcp_bench_urls.py, /bench/profile/*).
+    import yappi
+
+    yappi.set_clock_type("cpu")
+    yappi.start(builtins=False, profile_threads=True)

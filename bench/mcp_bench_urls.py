@@ -3,22 +3,25 @@
 from __future__ import annotations
 
 import json
+import os
 from collections.abc import Callable
 from typing import Any
 
-from asgiref.sync import sync_to_async
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.urls import path
 from django.views.decorators.csrf import csrf_exempt
 from pydantic import BaseModel
 
 from cluck.urls import urlpatterns as project_patterns
 from idempotency import handles_own_idempotency
-from mcp_tools.views import _rate_usage
+from mcp_tools.views import RATE_BUDGET, rate_usage
+from tenancy.markers import counts_own_rate
+from tenancy.throttling import rate_budget
 
 
 @csrf_exempt
 @handles_own_idempotency
+@counts_own_rate
 async def bare_view(request: HttpRequest) -> HttpResponse:
     """The same work as bench_add with no MCP: parse, add, answer JSON (behind the same auth)."""
     if not request.tenant.is_resolved:  # type: ignore[attr-defined]
@@ -28,12 +31,14 @@ async def bare_view(request: HttpRequest) -> HttpResponse:
 
 @csrf_exempt
 @handles_own_idempotency
+@rate_budget(RATE_BUDGET)
 async def bare_limited_view(request: HttpRequest) -> HttpResponse:
-    """``bare_view`` plus /mcp's own per-token rate count (the same function, the same cache)."""
+    """``bare_view`` plus /mcp's own per-member rate count (the same budget, counted the same
+    way: by TenancyMiddleware with the token check, read with ``rate_usage``)."""
     if not request.tenant.is_resolved:  # type: ignore[attr-defined]
         return HttpResponse(status=401)
-    usage = await sync_to_async(_rate_usage)(request)
-    if usage is not None and usage["should_limit"]:
+    usage = await rate_usage(request)
+    if usage is not None and usage.should_limit:
         return HttpResponse(status=429)
     return _answer(request)
 
@@ -69,10 +74,39 @@ def _dsm_view() -> Callable[..., Any]:
     def bench_add(a: int, b: int) -> DsmSum:
         return DsmSum(sum=a + b, tenant=0)
 
-    return handles_own_idempotency(mcp_view(server))
+    inner = mcp_view(server)
+
+    @csrf_exempt
+    @handles_own_idempotency
+    @rate_budget(RATE_BUDGET)
+    async def limited(request: HttpRequest) -> HttpResponseBase:
+        """django-stateless-mcp behind the same authentication and the same rate count."""
+        usage = await rate_usage(request)
+        if usage is not None and usage.should_limit:
+            return HttpResponse(status=429)
+        response: HttpResponseBase = await inner(request)
+        return response
+
+    return limited
+
+
+@csrf_exempt
+@handles_own_idempotency
+@counts_own_rate
+def profile(request: HttpRequest, action: str) -> HttpResponse:
+    """bench/mcp_profile.py: ``reset`` forgets the warm-up; ``save`` writes the profile."""
+    import yappi
+
+    if action == "reset":
+        yappi.clear_stats()
+    else:
+        yappi.stop()
+        yappi.get_func_stats().save(os.environ["MCP_BENCH_PROFILE"], type="pstat")
+    return HttpResponse(status=204)
 
 
 urlpatterns = [
+    path("bench/profile/<str:action>", profile),
     path("bench/bare", bare_view),
     path("bench/bare-limited", bare_limited_view),
     path("bench/dsm/mcp", _dsm_view()),

@@ -13,19 +13,22 @@ needs no lifespan support. Django's own ``get_asgi_application`` works too, only
 from __future__ import annotations
 
 import asyncio
+import gc
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import django
-from asgiref.sync import sync_to_async
+from asgiref.sync import iscoroutinefunction, sync_to_async
 from django.core.handlers.asgi import ASGIHandler
-from django.db import close_old_connections
+from django.db import close_old_connections, connections
 from django.http import HttpRequest, HttpResponseBase
+from django.urls import ResolverMatch
 
 from mcp_tools import conf
 from mcp_tools.middleware import (
     SCOPE_KEY,
     refusal,
+    resolve_path,
     route_of,
     too_large,
     view_body_cap,
@@ -158,6 +161,32 @@ class SyncMiddlewareASGIHandler(ASGIHandler):
         await send({"type": "http.response.start", "status": status, "headers": headers})
         await send({"type": "http.response.body", "body": body})
 
+    def make_view_atomic(self, view: Any) -> Any:
+        """Django's hook, run in the request's thread right before the view: before an async
+        view (``/mcp``), hand this thread's database connections back to the pool.
+
+        The async view runs on the event loop while this thread waits, and a tool runs in a
+        worker thread with a connection of its own; the one the token check used would sit
+        idle, checked out, for the whole call. Under load that left the pool
+        (``CLUCK_DB_POOL_MAX``) to waiting request threads and tools waited seconds for a
+        connection (bench/mcp_load.py). Async views never run inside ``ATOMIC_REQUESTS``
+        (Django refuses), so no transaction is open here.
+        """
+        wrapped = super().make_view_atomic(view)
+        if iscoroutinefunction(wrapped):
+            for connection in connections.all(initialized_only=True):
+                if not connection.in_atomic_block:
+                    connection.close()
+        return wrapped
+
+    def resolve_request(self, request: HttpRequest) -> ResolverMatch:
+        """Django's resolution, through the match ``handle`` already made for the body cap."""
+        if hasattr(request, "urlconf"):
+            return super().resolve_request(request)
+        match = resolve_path(request.path_info)
+        request.resolver_match = match
+        return match
+
     async def get_response_async(self, request: HttpRequest) -> HttpResponseBase:
         serve = sync_to_async(self._serve, thread_sensitive=False, executor=self.request_threads)
         return await serve(request)
@@ -174,4 +203,10 @@ class SyncMiddlewareASGIHandler(ASGIHandler):
 
 def get_asgi_application() -> SyncMiddlewareASGIHandler:
     django.setup(set_prefix=False)
-    return SyncMiddlewareASGIHandler()
+    application = SyncMiddlewareASGIHandler()
+    # Everything loaded so far (Django, the apps, the MCP SDK and its pydantic models) lives as
+    # long as the process: move it out of the collector's reach, so that the full collections
+    # a request's allocations trigger do not re-scan it each time (bench/mcp_profile.py).
+    gc.collect()
+    gc.freeze()
+    return application

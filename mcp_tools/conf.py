@@ -27,6 +27,11 @@ DEFAULTS: dict[str, Any] = {
     "MAX_ID_LENGTH": 128,
     # Tools run in worker threads; the limit bounds threads and DB connections per process.
     "MAX_CONCURRENT_CALLS": 8,
+    # A call that finds every slot taken waits this long for one (first come, first served)
+    # before it is refused as overloaded; 0 refuses at once. Measured: bench/mcp_load.py.
+    "SLOT_WAIT_SECONDS": 0.0,
+    # The retry hint of an overloaded refusal (data.retryAfterMs, spread ±50 %; Retry-After).
+    "OVERLOAD_RETRY_AFTER_MS": 1000,
     "CALL_TIMEOUT_SECONDS": 30.0,
     # django-ratelimit rate per bearer token, counted on the default (shared) cache.
     # The cache is django-ratelimit's RATELIMIT_USE_CACHE (default: "default").

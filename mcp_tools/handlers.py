@@ -22,7 +22,7 @@ from mcp_tools.error_pages import database_unavailable
 from mcp_tools.exceptions import ResourceNotFoundError
 from mcp_tools.exchange import LOG_LEVELS
 from mcp_tools.prompts import PromptSpec
-from mcp_tools.replies import Era, Reply, error, result
+from mcp_tools.replies import Era, Reply, bound_refusal, error, result
 from mcp_tools.resources import ResourceSpec, ResourceTemplateSpec, contents_of
 from mcp_tools.surfaces import Catalogue, Surface
 from tenancy import evaluate
@@ -309,7 +309,7 @@ async def _complete(
     try:
         values = await calls.run_bounded(work)
     except calls.BoundError as bound:
-        return error(era, rid, bound.code, bound.message, bound.data)
+        return bound_refusal(era, rid, bound)
     if isinstance(values, _Failed):
         return error(era, rid, values.code, values.message)
     completion = {"values": values[:limit], "total": len(values), "hasMore": len(values) > limit}

@@ -27,7 +27,7 @@ from mcp_tools.exchange import (
     Exchange,
     InputRequired,
 )
-from mcp_tools.replies import Era, Reply, error, result
+from mcp_tools.replies import Era, Reply, bound_refusal, error, result
 from mcp_tools.streaming import StreamReply
 
 TASKS_EXTENSION = surfaces.TASKS_EXTENSION
@@ -221,7 +221,7 @@ def shared_reply(
     """The reply every kind of request gives ``outcome`` (a bound hit, a refused request state,
     a question for the client); ``None``: the outcome is the caller's to answer."""
     if isinstance(outcome, calls.BoundError):
-        return error(era, rid, outcome.code, outcome.message, outcome.data)
+        return bound_refusal(era, rid, outcome)
     if isinstance(outcome, StateRefused):
         return error(era, rid, INVALID_PARAMS, "Invalid request state", {"reason": outcome.reason})
     if isinstance(outcome, NeedsInput):

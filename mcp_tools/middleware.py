@@ -15,12 +15,13 @@ bytes actually read, before anything reads the token or parses JSON.
 from __future__ import annotations
 
 import io
+import weakref
 from collections.abc import Awaitable, Callable
 from typing import Any, Final, TypeVar, overload
 
 from asgiref.sync import iscoroutinefunction, markcoroutinefunction
 from django.http import HttpRequest, HttpResponse
-from django.urls import Resolver404, resolve
+from django.urls import Resolver404, ResolverMatch, get_resolver, get_urlconf
 
 from mcp_tools import _jsonrpc, conf
 from tenancy.problems import problem_body
@@ -78,10 +79,40 @@ def wants_jsonrpc(view: Any) -> bool:
     return view is not None and bool(_marker(view, JSONRPC_ERRORS))
 
 
+def resolve_path(path_info: str) -> ResolverMatch:
+    """``django.urls.resolve(path_info)``, remembered for paths that carry no arguments.
+
+    Every request is resolved twice (its body cap, then Django's own dispatch), and walking
+    the URL patterns to ``/mcp`` past the OAuth routes cost more than the rest of the
+    routing. A match without arguments depends only on the path and the URLconf, so it is
+    kept per resolver (a new URLconf, as ``override_settings`` makes, starts afresh);
+    paths with arguments (ids) are resolved every time, so the memory stays bounded.
+
+    Raises:
+        Resolver404: nothing serves ``path_info`` (never remembered).
+    """
+    resolver = get_resolver(get_urlconf())
+    known = _matches.get(resolver)
+    if known is None:
+        known = _matches.setdefault(resolver, {})
+    match = known.get(path_info)
+    if match is None:
+        match = resolver.resolve(path_info)
+        if not match.args and not match.kwargs:
+            if len(known) >= MAX_REMEMBERED_ROUTES:
+                known.clear()
+            known[path_info] = match
+    return match
+
+
+_matches: weakref.WeakKeyDictionary[Any, dict[str, ResolverMatch]] = weakref.WeakKeyDictionary()
+MAX_REMEMBERED_ROUTES: Final = 512
+
+
 def route_of(path_info: str) -> Any:
     """The view serving ``path_info``, or ``None``."""
     try:
-        return resolve(path_info).func
+        return resolve_path(path_info).func
     except Resolver404:
         return None
 

@@ -13,7 +13,7 @@ from typing import Any
 from mcp.shared.inbound import ERROR_CODE_HTTP_STATUS, InboundLadderRejection
 from mcp_types import SERVER_INFO_META_KEY
 
-from mcp_tools import _jsonrpc
+from mcp_tools import _jsonrpc, calls
 
 
 @dataclass(frozen=True)
@@ -29,12 +29,24 @@ class Reply:
     """An HTTP status and a JSON body (``None`` → empty body).
 
     ``required_scopes`` marks a 403 step-up: the view adds the ``insufficient_scope``
-    challenge naming them.
+    challenge naming them. ``headers`` go on the HTTP response (``Retry-After`` of an
+    overloaded refusal).
     """
 
     status: int
     body: bytes | None
     required_scopes: tuple[str, ...] | None = None
+    headers: tuple[tuple[str, str], ...] = ()
+
+
+def bound_refusal(era: Era, request_id: Any, bound: calls.BoundError) -> Reply:
+    """A call refused by its bounds (overloaded, timed out), with ``Retry-After`` when the
+    refusal carries a retry hint."""
+    refused = error(era, request_id, bound.code, bound.message, bound.data)
+    retry_after = calls.retry_after_header(bound)
+    if retry_after is None:
+        return refused
+    return Reply(refused.status, refused.body, headers=(("Retry-After", retry_after),))
 
 
 def error(era: Era, request_id: Any, code: int, message: str, data: Any = None) -> Reply:

@@ -23,7 +23,7 @@ from mcp_tools.context import CallContext
 from mcp_tools.exchange import ContinueAsTask
 from mcp_tools.factories import ToolFactorySpec
 from mcp_tools.registry import ToolSpec
-from mcp_tools.replies import Era, Reply, error, rejection, result
+from mcp_tools.replies import Era, Reply, bound_refusal, error, rejection, result
 from mcp_tools.streaming import StreamReply
 from mcp_tools.surfaces import Catalogue, Surface
 from tenancy import evaluate
@@ -230,7 +230,7 @@ async def _call_raw(
         shaped = {**value, "resultType": "complete"} if era.modern else value
         wire_methods.serialize_server_result("tools/call", era.version, shaped)
     except calls.BoundError as bound:
-        return error(era, rid, bound.code, bound.message, bound.data)
+        return bound_refusal(era, rid, bound)
     except (ValidationError, TypeError, ValueError, KeyError):
         logger.exception("MCP raw tool %s returned an invalid result", spec.name)
         value = calls.error_result(calls.CODE_INTERNAL, f"Error executing tool {spec.name}")
@@ -264,5 +264,5 @@ async def list_page(
     try:
         page = await calls.run_bounded(build)
     except calls.BoundError as bound:
-        return error(era, request_id, bound.code, bound.message, bound.data)
+        return bound_refusal(era, request_id, bound)
     return Reply(200, _jsonrpc.result_bytes(request_id, page))

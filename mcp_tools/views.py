@@ -18,7 +18,6 @@ from asgiref.sync import sync_to_async
 from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
-from django_ratelimit.core import get_usage
 
 from idempotency import handles_own_idempotency
 from mcp_tools import _jsonrpc, conf, observability, protocol, streaming
@@ -35,7 +34,7 @@ from tenancy import (
     ignores_ambient_credentials,
     renders_authentication_failure,
 )
-from tenancy.markers import counts_own_rate
+from tenancy.throttling import RateBudget, RateUsage, counted_usage, rate_budget, was_counted
 
 logger = logging.getLogger(__name__)
 security_logger = logging.getLogger("mcp_tools.security")
@@ -94,23 +93,21 @@ def accepts_json(accept: str | None) -> bool:
     return False
 
 
-def _rate_key(group: str, request: HttpRequest) -> str:
-    # Per membership, not per token: minting more tokens buys no more calls.
-    actor = request.actor  # type: ignore[attr-defined]
-    if actor.membership_id is not None:
-        return f"membership:{actor.membership_id}"
-    return f"user:{actor.user_id}"
+def _rate(group: str, request: HttpRequest) -> str | None:
+    rate: str | None = conf.get("RATE")
+    return rate
 
 
-def _rate_usage(request: HttpRequest) -> dict[str, Any] | None:
-    return get_usage(
-        request,
-        group=RATE_GROUP,
-        key=_rate_key,
-        rate=conf.get("RATE"),
-        method=["POST"],
-        increment=True,
-    )
+# Per membership, not per token: minting more tokens buys no more calls. TenancyMiddleware
+# counts it with the token check (on PostgreSQL in the same statement); the view answers it.
+RATE_BUDGET: Final = RateBudget(group=RATE_GROUP, rate=_rate, methods=("POST",))
+
+
+async def rate_usage(request: HttpRequest) -> RateUsage | None:
+    """This request's count against ``MCP_TOOLS_RATE`` (counted once, by the middleware)."""
+    if was_counted(request):
+        return counted_usage(request, RATE_BUDGET)
+    return await sync_to_async(counted_usage)(request, RATE_BUDGET)
 
 
 def _unauthenticated(
@@ -142,7 +139,7 @@ def _unauthenticated(
 @csrf_exempt
 @handles_own_idempotency
 @renders_authentication_failure
-@counts_own_rate
+@rate_budget(RATE_BUDGET)
 @body_cap
 @jsonrpc_errors
 async def mcp_view(request: HttpRequest) -> HttpResponseBase:
@@ -164,12 +161,14 @@ async def mcp_view(request: HttpRequest) -> HttpResponseBase:
         return _error(400, -32600, "Invalid Content-Type header: expected application/json")
     if not accepts_json(request.headers.get("Accept")):
         return _error(406, -32600, "Not Acceptable: the client must accept application/json")
-    usage = await sync_to_async(_rate_usage)(request)
-    if usage is not None and usage["should_limit"]:
-        retry_after = str(max(int(usage["time_left"]), 1))
+    usage = await rate_usage(request)
+    if usage is not None and usage.should_limit:
         observability.rate_limited(request, group=RATE_GROUP)  # observability
         return _error(
-            429, RATE_LIMITED, "Rate limit exceeded; retry later", **{"Retry-After": retry_after}
+            429,
+            RATE_LIMITED,
+            "Rate limit exceeded; retry later",
+            **{"Retry-After": str(usage.retry_after)},
         )
 
     try:
@@ -238,7 +237,7 @@ async def mcp_view(request: HttpRequest) -> HttpResponseBase:
             request=request, error_code="insufficient_scope", scope=answer.required_scopes
         )
         return _json(answer.status, answer.body, {"WWW-Authenticate": challenge})
-    return _json(answer.status, answer.body)
+    return _json(answer.status, answer.body, dict(answer.headers))
 
 
 # What a client sees at an OAuth path the project does not serve. mcp-remote (Claude Desktop's

@@ -56,6 +56,16 @@ def get(name: str) -> Any:
     return getattr(settings, f"TENANCY_{name}", DEFAULTS[name])
 
 
+def ratelimit_enabled() -> bool:
+    """django-ratelimit's ``RATELIMIT_ENABLE`` (default on): off, nothing is counted."""
+    return bool(getattr(settings, "RATELIMIT_ENABLE", True))
+
+
+def rate_cache_alias() -> str:
+    """The cache rate limits count on: django-ratelimit's ``RATELIMIT_USE_CACHE``."""
+    return str(getattr(settings, "RATELIMIT_USE_CACHE", "default"))
+
+
 def tenant_model_label() -> str:
     """``TENANCY_TENANT_MODEL``, or a placeholder that no model answers to (check E003)."""
     value = get("TENANT_MODEL")

@@ -105,6 +105,12 @@ class CounterCache(BaseCache):
             cursor.execute(sql.format(table=connections[db].ops.quote_name(self.table)), params)
             return cursor.fetchone()
 
+    def sweep_sometimes(self, now: datetime | None = None) -> None:
+        """Housekeeping on one call in a hundred: counters past their expiry go."""
+        if random.random() < 0.01:
+            now = now or self._now()
+            self._execute("DELETE FROM {table} WHERE expires < %s RETURNING 1", [now])
+
     def add(
         self, key: Any, value: Any, timeout: Any = DEFAULT_TIMEOUT, version: Any = None
     ) -> bool:
@@ -113,8 +119,7 @@ class CounterCache(BaseCache):
         now = self._now()
         if self._known(key, now):
             return False
-        if random.random() < 0.01:  # housekeeping: windows past their expiry go
-            self._execute("DELETE FROM {table} WHERE expires < %s RETURNING 1", [now])
+        self.sweep_sometimes(now)
         expires = self._expiry(timeout)
         row = self._execute(
             "INSERT INTO {table} (key, value, expires) VALUES (%s, %s, %s) "

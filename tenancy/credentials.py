@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from tenancy.exceptions import AuthenticationFailedError
+from tenancy.lookup import CountingCheck
 from tenancy.models import Membership
 from tenancy.tokens import check_token, looks_like_token
 
@@ -46,14 +47,19 @@ def register_bearer_verifier(verifier: BearerVerifier) -> None:
         _verifiers.append(verifier)
 
 
-def authenticate_bearer(raw: str, request: Any) -> Credential:
+def authenticate_bearer(
+    raw: str, request: Any, *, count: CountingCheck | None = None
+) -> Credential:
     """The credential for the bearer ``raw`` presented on ``request``.
+
+    ``count``: a rate count tenancy's own token check may carry in its statement
+    (``tenancy.lookup.fetch_token``); other kinds leave it uncounted.
 
     Raises:
         AuthenticationFailedError: (or a subclass naming why) when no kind accepts it.
     """
     if looks_like_token(raw):
-        token = check_token(raw)
+        token = check_token(raw, count=count)
         return Credential(membership=token.membership, token_id=token.pk)
     for verifier in _verifiers:
         credential = verifier(raw, request)

@@ -4,19 +4,29 @@ Every request runs this read. Compiling and materialising the equivalent
 ``select_related(...).get()`` cost about 0.7 ms of every authenticated request. The SQL text
 depends only on the models, so it is built once per database alias. The data is still read
 fresh from the database on every call: the cache holds SQL, never rows.
+
+On PostgreSQL the same statement can also count the caller's request on tenancy's rate
+counter table (``tenancy.throttling.PendingCount``): a data-modifying ``WITH`` upserts the
+counter row, so the count costs no round trip of its own. The counter's key needs the
+membership id, which never changes for a token: it is remembered per token digest after the
+first check, and that first request is counted separately. The upsert only counts a token
+that is unrevoked, unexpired and of its membership's current credential epoch, so a dead
+token cannot spend a live member's budget.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
+from datetime import timedelta
+from typing import Any, Final, Protocol
 
 from django.db import connections, models, router
 from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models.expressions import Col
+from django.utils import timezone
 
-from tenancy.models import AccessToken, Membership
+from tenancy.models import AccessToken, Membership, RateCounter
 
 Converter = Callable[[Any, Any, BaseDatabaseWrapper], Any]
 
@@ -47,9 +57,22 @@ class _Plan:
     membership_fk: models.ForeignKey[Any, Any]
     user_fk: models.ForeignKey[Any, Any]
     tenant_fk: models.ForeignKey[Any, Any]
+    # The same read with the rate count (PostgreSQL only; ``None`` elsewhere).
+    counted_sql: str | None = None
+
+
+class CountingCheck(Protocol):
+    """What the check needs of a count it carries (``tenancy.throttling.PendingCount``)."""
+
+    value: int | None
+
+    def prepare(self, membership_id: int) -> tuple[str, int]: ...
 
 
 _plans: dict[str, _Plan | None] = {}
+# Token digest → membership id: a token never changes membership. Bounded.
+_memberships: dict[str, int] = {}
+MAX_REMEMBERED: Final = 10_000
 
 
 def _related(model: type[models.Model], name: str) -> tuple[models.ForeignKey[Any, Any], Any]:
@@ -98,18 +121,61 @@ def _plan_for(alias: str) -> _Plan | None:
             f"{quote(_column(fk.target_field))} = {from_alias}.{quote(_column(fk))}"
         )
 
-    sql = (
-        f"SELECT {', '.join(selected)} FROM {quote(AccessToken._meta.db_table)} t "
+    token_table = quote(AccessToken._meta.db_table)
+    digest_column = quote(_column(AccessToken._meta.get_field("digest")))
+    rest = (
+        f"FROM {token_table} t "
         f"{join('m', Membership, membership_fk, 't')} "
         f"{join('u', user_model, user_fk, 'm')} "
         f"{join('n', tenant_model, tenant_fk, 'm')} "
-        f"WHERE t.{quote(_column(AccessToken._meta.get_field('digest')))} = %s"
+        f"WHERE t.{digest_column} = %s"
     )
-    return _Plan(sql, tuple(parts), membership_fk, user_fk, tenant_fk)
+    sql = f"SELECT {', '.join(selected)} {rest}"
+    counted_sql = None
+    if connection.vendor == "postgresql" and router.db_for_write(RateCounter) == alias:
+        counted_sql = f"{_counting_cte(quote, membership_fk)} SELECT {', '.join(selected)}, "
+        counted_sql += f"(SELECT value FROM counted) {rest}"
+    return _Plan(sql, tuple(parts), membership_fk, user_fk, tenant_fk, counted_sql)
 
 
-def fetch_token(token_digest: str) -> AccessToken | None:
-    """The token whose digest is ``token_digest``, with membership, user and tenant attached."""
+def _counting_cte(quote: Callable[[str], str], membership_fk: Any) -> str:
+    """``WITH counted AS (upsert … RETURNING value)``: django-ratelimit's ``add`` + ``incr``.
+
+    Parameters: key, expires, digest, membership id, now (token expiry), now, now (window).
+    A live row is incremented; a missing or expired one starts again at 1 with the new expiry.
+    """
+    counter = quote(RateCounter._meta.db_table)
+    key, value, expires = (quote(_column(RateCounter._meta.get_field(f))) for f in _COUNTER)
+    token = {f: quote(_column(AccessToken._meta.get_field(f))) for f in _TOKEN_LIVENESS}
+    member_pk = quote(_column(membership_fk.target_field))
+    member_epoch = quote(_column(Membership._meta.get_field("credential_epoch")))
+    member_column = quote(_column(membership_fk))
+    return (
+        f"WITH counted AS (INSERT INTO {counter} AS c ({key}, {value}, {expires}) "
+        f"SELECT %s, 1, %s FROM {quote(AccessToken._meta.db_table)} ct "
+        f"JOIN {quote(Membership._meta.db_table)} cm ON cm.{member_pk} = ct.{member_column} "
+        f"WHERE ct.{token['digest']} = %s AND ct.{member_column} = %s "
+        f"AND ct.{token['revoked_at']} IS NULL "
+        f"AND (ct.{token['expires_at']} IS NULL OR ct.{token['expires_at']} > %s) "
+        f"AND ct.{token['credential_epoch']} = cm.{member_epoch} "
+        f"ON CONFLICT ({key}) DO UPDATE SET "
+        f"{value} = CASE WHEN c.{expires} <= %s THEN 1 ELSE c.{value} + 1 END, "
+        f"{expires} = CASE WHEN c.{expires} <= %s THEN EXCLUDED.{expires} ELSE c.{expires} END "
+        f"RETURNING c.{value} AS value)"
+    )
+
+
+_COUNTER: Final = ("key", "value", "expires")
+_TOKEN_LIVENESS: Final = ("digest", "revoked_at", "expires_at", "credential_epoch")
+
+
+def fetch_token(token_digest: str, *, count: CountingCheck | None = None) -> AccessToken | None:
+    """The token whose digest is ``token_digest``, with membership, user and tenant attached.
+
+    With ``count``, the same statement also counts the request on the rate counter table when
+    it can (PostgreSQL, a token seen before by this process) and sets ``count.value``; it is
+    left ``None`` when the caller must count separately.
+    """
     alias = router.db_for_read(AccessToken)
     try:
         plan = _plans[alias]
@@ -123,12 +189,28 @@ def fetch_token(token_digest: str) -> AccessToken | None:
             .first()
         )
     connection = connections[alias]
+    membership_id = _memberships.get(token_digest) if count is not None else None
     with connection.cursor() as cursor:
-        cursor.execute(plan.sql, [token_digest])
-        row = cursor.fetchone()
+        if count is not None and membership_id is not None and plan.counted_sql is not None:
+            key, seconds = count.prepare(membership_id)
+            now = timezone.now()
+            expires = now + timedelta(seconds=seconds)
+            params: list[Any] = [key, expires, token_digest, membership_id]
+            params += [now, now, now, token_digest]
+            cursor.execute(plan.counted_sql, params)
+            row = cursor.fetchone()
+            if row is not None:
+                count.value = row[-1]
+        else:
+            cursor.execute(plan.sql, [token_digest])
+            row = cursor.fetchone()
     if row is None:
         return None
     token, membership, user, tenant = (part.build(alias, row, connection) for part in plan.parts)
+    if membership_id is None:
+        if len(_memberships) >= MAX_REMEMBERED:
+            _memberships.clear()
+        _memberships[token_digest] = membership.pk
     plan.user_fk.set_cached_value(membership, user)
     plan.tenant_fk.set_cached_value(membership, tenant)
     plan.membership_fk.set_cached_value(token, membership)

@@ -8,6 +8,9 @@ with 401 and ``WWW-Authenticate: Bearer error="invalid_token"`` (``tenancy.chall
 any view runs, unless the view renders authentication failures itself
 (``renders_authentication_failure``): then the failure is recorded on
 ``request.authentication_failure`` and the view answers it in its own format.
+
+A resolved caller's request is counted against its rate budget here too
+(``tenancy.throttling``): on tenancy's counter table, in the token check's own statement.
 """
 
 from __future__ import annotations
@@ -28,13 +31,20 @@ from tenancy.events import bearer_refused
 from tenancy.exceptions import AuthenticationFailedError, CredentialsSupersededError
 from tenancy.markers import (
     ACCEPTS_SUPERSEDED_CREDENTIALS,
-    COUNTS_OWN_RATE,
     IGNORES_AMBIENT_CREDENTIALS,
     RENDERS_AUTHENTICATION_FAILURE,
     has_marker,
 )
 from tenancy.problems import problem_response
-from tenancy.throttling import rate_refusal
+from tenancy.throttling import (
+    API_BUDGET,
+    USAGE_ATTRIBUTE,
+    RateUsage,
+    budget_of,
+    count,
+    pending_count,
+    rate_refusal,
+)
 
 security_logger = logging.getLogger("tenancy.security")
 
@@ -98,8 +108,10 @@ class TenancyMiddleware(MiddlewareMixin):
         scheme, _, raw = header.partition(" ")
         if scheme.lower() != "bearer" or not raw.strip():
             return refuse(request, view_func, AuthenticationFailedError())
+        budget = budget_of(view_func)
+        pending = pending_count(request, budget) if budget is not None else None
         try:
-            credential = authenticate_bearer(raw.strip(), request)
+            credential = authenticate_bearer(raw.strip(), request, count=pending)
         except CredentialsSupersededError as error:
             if not has_marker(view_func, ACCEPTS_SUPERSEDED_CREDENTIALS):
                 security_logger.info("superseded token refused", extra={"path": request.path})
@@ -121,7 +133,15 @@ class TenancyMiddleware(MiddlewareMixin):
             scopes=credential.scopes,
         )
         resolve_row_scope(tenant, actor, request.row_scope)  # type: ignore[attr-defined]
-        if has_marker(view_func, COUNTS_OWN_RATE):
+        if budget is None:
             return None
         # Before idempotency's process_view opens the write's transaction (tenancy.throttling).
-        return rate_refusal(request)
+        usage: RateUsage | None
+        if pending is not None and pending.value is not None:
+            usage = pending.usage()  # counted by the token check's own statement
+        else:
+            usage = count(request, budget)
+        setattr(request, USAGE_ATTRIBUTE, usage)
+        if budget is not API_BUDGET:
+            return None  # the view answers its own budget (counted_usage)
+        return rate_refusal(request, usage)

@@ -21,7 +21,7 @@ from tenancy.exceptions import (
     CredentialsSupersededError,
     TenantSuspendedError,
 )
-from tenancy.lookup import fetch_token
+from tenancy.lookup import CountingCheck, fetch_token
 from tenancy.models import AccessToken, Membership
 
 PREFIXES = {AccessToken.Kind.PERSONAL: "ck_pat_", AccessToken.Kind.SESSION: "ck_ses_"}
@@ -69,15 +69,16 @@ def issue_session_token(*, membership: Membership) -> tuple[AccessToken, str]:
     )
 
 
-def check_token(raw: str) -> AccessToken:
+def check_token(raw: str, *, count: CountingCheck | None = None) -> AccessToken:
     """Return the live token for ``raw`` or raise an ``AuthenticationFailedError`` subclass.
 
     One fresh, uncached read of token + membership + user + tenant: role changes, password
-    changes, suspension and revocation take effect on the very next request.
+    changes, suspension and revocation take effect on the very next request. ``count``: a
+    rate count the read may carry (``tenancy.lookup.fetch_token``).
     """
     if not looks_like_token(raw):
         raise AuthenticationFailedError()
-    token = fetch_token(digest(raw))
+    token = fetch_token(digest(raw), count=count)
     if token is None:
         raise AuthenticationFailedError()
     now = timezone.now()

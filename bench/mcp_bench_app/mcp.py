@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import time
 
 from pydantic import BaseModel
 
@@ -34,3 +35,18 @@ def _filler(index: int) -> None:
 
 for _index in range(int(os.environ.get("MCP_BENCH_EXTRA_TOOLS", "10"))):
     _filler(_index)
+
+
+class Slept(BaseModel):
+    slept_ms: int
+
+
+@tool(
+    name="bench_sleep",
+    read_only=True,
+    mirrors_no_route="benchmark tool",
+    description="Wait ms milliseconds (a tool bound by I/O, not CPU: bench/mcp_load.py).",
+)
+def bench_sleep(ctx: CallContext, *, ms: int) -> Slept:
+    time.sleep(ms / 1000)
+    return Slept(slept_ms=ms)

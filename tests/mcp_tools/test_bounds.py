@@ -73,3 +73,79 @@ def test_a_timed_out_tool_keeps_its_slot_until_it_really_returns(mcp_client):
     controls.release.set()
     _wait_for(lambda: calls.slots.in_use == 0)
     assert client.call("mcptest_whoami")["result"]["isError"] is False
+
+
+def _holding_the_only_slot(mcp_client):
+    """Start ``mcptest_block`` in a thread and wait until it holds the slot."""
+    holder = mcp_client()
+    outcome = {}
+
+    def blocked_call():
+        try:
+            outcome["r"] = holder.call("mcptest_block")
+        finally:
+            connection.close()
+
+    thread = threading.Thread(target=blocked_call)
+    thread.start()
+    _wait_for(lambda: calls.slots.in_use == 1)
+    return thread, outcome
+
+
+@override_settings(MCP_TOOLS_MAX_CONCURRENT_CALLS=1, MCP_TOOLS_OVERLOAD_RETRY_AFTER_MS=2000)
+def test_an_overloaded_refusal_carries_a_retry_hint(mcp_client):
+    """``Retry-After`` on the response and ``retryAfterMs`` (jittered ±50 %) in the error data.
+
+    Mutation: drop the ``Retry-After`` header from the refusal in ``protocol._call_tool`` →
+    red.
+    """
+    thread, _ = _holding_the_only_slot(mcp_client)
+    refused = mcp_client().message(
+        "tools/call", {"name": "mcptest_whoami"}, **{"MCP-Protocol-Version": "2025-11-25"}
+    )
+    error = refused.json()["error"]
+    assert error["code"] == calls.OVERLOADED
+    assert 1000 <= error["data"]["retryAfterMs"] <= 3000
+    assert int(refused["Retry-After"]) == error["data"]["retryAfterSeconds"] >= 1
+    controls.release.set()
+    thread.join(10)
+
+
+@override_settings(MCP_TOOLS_MAX_CONCURRENT_CALLS=1, MCP_TOOLS_SLOT_WAIT_SECONDS=10)
+def test_a_call_waits_for_a_slot_within_the_bound(mcp_client):
+    """Mutation: call ``slots.acquire(limit, 0)`` in ``run_bounded`` (ignore the wait bound)
+    → red (the waiting call is refused at once)."""
+    thread, outcome = _holding_the_only_slot(mcp_client)
+    waited = {}
+
+    def waiting_call():
+        try:
+            waited["r"] = mcp_client().call("mcptest_whoami")
+        finally:
+            connection.close()
+
+    waiter = threading.Thread(target=waiting_call)
+    waiter.start()
+    _wait_for(lambda: calls.slots.waiting == 1)
+    assert "r" not in waited
+    controls.release.set()
+    thread.join(10)
+    waiter.join(10)
+    assert outcome["r"]["result"]["structuredContent"]["released"] is True
+    assert waited["r"]["result"]["isError"] is False
+    _wait_for(lambda: calls.slots.in_use == 0)
+
+
+@override_settings(MCP_TOOLS_MAX_CONCURRENT_CALLS=1, MCP_TOOLS_SLOT_WAIT_SECONDS=0.2)
+def test_a_call_still_waiting_at_the_bound_is_overloaded_and_leaves_no_slot_behind(mcp_client):
+    """Mutation: in ``_Slots.acquire``, answer ``True`` when the wait times out → red (the
+    call runs past the limit, and a slot too many is counted)."""
+    thread, _ = _holding_the_only_slot(mcp_client)
+    started = time.monotonic()
+    refused = mcp_client().call("mcptest_whoami")
+    assert refused["error"]["code"] == calls.OVERLOADED
+    assert time.monotonic() - started >= 0.2
+    assert calls.slots.in_use == 1
+    controls.release.set()
+    thread.join(10)
+    _wait_for(lambda: calls.slots.in_use == 0)

@@ -467,7 +467,7 @@ def test_content_block_tools_return_their_blocks(mcp_client):
 
 @override_settings(MCP_TOOLS_RATE="2/m")
 def test_rate_limit_per_token_is_429_with_retry_after(mcp_client):
-    """Mutation: skip the ``get_usage`` check in the view → red."""
+    """Mutation: skip the ``usage.should_limit`` check in the view → red."""
     client = mcp_client()
     other = mcp_client()
     assert client.message("ping").status_code == 200

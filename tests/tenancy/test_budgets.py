@@ -42,8 +42,8 @@ def test_rest_is_rate_limited_per_member_with_a_problem_429() -> None:
 
 @override_settings(MCP_TOOLS_RATE="3/m")
 def test_the_mcp_budget_is_per_member_not_per_token() -> None:
-    """Mutation: key ``mcp_tools.views._rate_key`` by ``actor.token_id`` → red (a fresh
-    token brings a fresh budget)."""
+    """Mutation: key ``tenancy.throttling.membership_rate_key`` by ``actor.token_id`` → red
+    (a fresh token brings a fresh budget)."""
     membership = _member()
     body = '{"jsonrpc":"2.0","id":1,"method":"ping"}'
     headers = {"Accept": "application/json"}
