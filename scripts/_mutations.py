@@ -100,6 +100,13 @@ class Run:
     def seconds_of(self, node_id: str) -> float:
         return sum(float(p.get("seconds", 0.0)) for p in self._phases_of(node_id))
 
+    def failing_phase(self, node_id: str) -> str:
+        """Where the guard went red first: ``call``, ``setup``, ``teardown`` or ``collect``."""
+        for phase in [*self._phases_of(node_id), *self.phases]:
+            if phase["outcome"] == "failed":
+                return str(phase["when"])
+        return "call"
+
     def outcome_of(self, node_id: str) -> str:
         """``failed``, ``passed``, ``skipped`` or ``missing`` for one guard (all its params)."""
         mine = self._phases_of(node_id)
@@ -394,7 +401,9 @@ def run_mutation(worker: Worker, mutation: Mutation, timeout: float) -> Result:
         return Result(mutation, KILLED, f"timed out after {timeout:.0f} s", run.seconds)
     outcome = run.outcome_of(mutation.node_id)
     if outcome == "failed":
-        return Result(mutation, KILLED, "", run.seconds)
+        # Red outside the test body (an import or a fixture broke) is worth a second look.
+        phase = run.failing_phase(mutation.node_id)
+        return Result(mutation, KILLED, "" if phase == "call" else f"red in {phase}", run.seconds)
     if outcome == "missing":
         return Result(mutation, GONE, "the guard was not found", run.seconds)
     detail = describe(mutation) + ("  (skipped under the mutation)" if outcome != "passed" else "")
