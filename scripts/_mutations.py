@@ -47,8 +47,12 @@ from tests.mutations import Move, Mutation, NoLongerApplies, plan, recorded  # n
 # Ignored but needed by guards: Node 22 and its clients, the mcp 1.x client venv.
 SHARED_DIRS = ("var/node", "var/clients-mcp1", "clients/node/node_modules")
 REUSABLE_APPS = ("tenancy", "idempotency", "mcp_tools")
+# pytest plugins (entry-point names) no guard needs; the second kind only where the guard's
+# module names the library.
+ALWAYS_UNNEEDED_PLUGINS = ("faker", "xdist", "xdist.looponfail", "anyio")
+LIBRARY_PLUGINS = (("hypothesis", "hypothesispytest"), ("schemathesis", "schemathesis"))
 REPORT_PLUGIN = "_cluck_mutation_report"
-REPORT_SOURCE = '''"""Written by scripts/mutations into its scratch copy: one JSON line per test phase."""
+REPORT_SOURCE = '''"""Written by scripts/mutations into its scratch copy: JSON lines of outcomes."""
 import json
 import os
 
@@ -59,12 +63,14 @@ def _write(record):
 
 
 def pytest_runtest_logreport(report):
+    crash = getattr(report.longrepr, "reprcrash", None)
     _write(
         {
             "node": report.nodeid,
             "when": report.when,
             "outcome": report.outcome,
             "seconds": report.duration,
+            "why": getattr(crash, "message", "")[:300] if report.failed else "",
         }
     )
 
@@ -100,12 +106,13 @@ class Run:
     def seconds_of(self, node_id: str) -> float:
         return sum(float(p.get("seconds", 0.0)) for p in self._phases_of(node_id))
 
-    def failing_phase(self, node_id: str) -> str:
-        """Where the guard went red first: ``call``, ``setup``, ``teardown`` or ``collect``."""
+    def why_red(self, node_id: str) -> str:
+        """Where and why the guard went red first (the phase and pytest's crash line)."""
         for phase in [*self._phases_of(node_id), *self.phases]:
             if phase["outcome"] == "failed":
-                return str(phase["when"])
-        return "call"
+                why = " ".join(str(phase.get("why", "")).split())
+                return f"{phase['when']}: {why}" if why else str(phase["when"])
+        return ""
 
     def outcome_of(self, node_id: str) -> str:
         """``failed``, ``passed``, ``skipped`` or ``missing`` for one guard (all its params)."""
@@ -186,6 +193,7 @@ class Worker:
             "no:cacheprovider",
             "-p",
             REPORT_PLUGIN,
+            *self.unneeded_plugins(node_ids),
             *args,
             *node_ids,
         ]
@@ -214,6 +222,18 @@ class Worker:
             # A run killed mid-test may leave rows behind: the next run starts afresh.
             self.database_ready = returncode is not None
         return Run(returncode, seconds, phases, output)
+
+    def unneeded_plugins(self, node_ids: Sequence[str]) -> list[str]:
+        """``-p no:...`` for pytest plugins the guards do not use: importing them is most of a
+        single guard's start-up (hypothesis and schemathesis stay for modules that use them)."""
+        sources = " ".join(
+            (self.scratch / node.split("::")[0]).read_text(encoding="utf-8")
+            for node in sorted(set(node_ids))
+            if (self.scratch / node.split("::")[0]).is_file()
+        )
+        plugins = list(ALWAYS_UNNEEDED_PLUGINS)
+        plugins += [name for module, name in LIBRARY_PLUGINS if module not in sources]
+        return [arg for name in plugins for arg in ("-p", f"no:{name}")]
 
     @contextmanager
     def mutated(self, mutation: Mutation) -> Iterator[None]:
@@ -401,9 +421,7 @@ def run_mutation(worker: Worker, mutation: Mutation, timeout: float) -> Result:
         return Result(mutation, KILLED, f"timed out after {timeout:.0f} s", run.seconds)
     outcome = run.outcome_of(mutation.node_id)
     if outcome == "failed":
-        # Red outside the test body (an import or a fixture broke) is worth a second look.
-        phase = run.failing_phase(mutation.node_id)
-        return Result(mutation, KILLED, "" if phase == "call" else f"red in {phase}", run.seconds)
+        return Result(mutation, KILLED, run.why_red(mutation.node_id), run.seconds)
     if outcome == "missing":
         return Result(mutation, GONE, "the guard was not found", run.seconds)
     detail = describe(mutation) + ("  (skipped under the mutation)" if outcome != "passed" else "")
@@ -427,7 +445,9 @@ def baseline(workers: list[Worker], guards: list[str]) -> tuple[dict[str, str], 
         if run.returncode not in (0, 1):
             print(run.output[-3000:], file=sys.stderr)
 
-    threads = [threading.Thread(target=one, args=pair) for pair in zip(workers, chunks)]
+    threads = [
+        threading.Thread(target=one, args=pair) for pair in zip(workers, chunks, strict=True)
+    ]
     for thread in threads:
         thread.start()
     for thread in threads:
