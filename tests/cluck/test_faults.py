@@ -23,6 +23,7 @@ from tests.factories import FarmFactory, MembershipFactory, bearer_for
 from tests.faults import own_postgres
 from tests.mcp_tools import servers
 from tests.mcp_tools.servers import serve
+from tests.mutations import mutation
 from tests.testapps.idem.models import SideEffect
 
 pytestmark = [pytest.mark.e2e, pytest.mark.postgres, pytest.mark.slow]
@@ -33,6 +34,28 @@ TOOLS_LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
 MCP_HEADERS = {"Accept": "application/json", "MCP-Protocol-Version": "2025-11-25"}
 
 
+@mutation(
+    "cluck/postgres/base.py",
+    find="    poller = select.poll()\n",
+    replace="    return\n    poller = select.poll()\n",
+)
+@mutation(
+    "cluck/api/errors.py",
+    find=(
+        "    page = _json_error_page(request, 500)\n"
+        "    if page is not None:\n"
+        "        return page\n"
+        "    response = server_error(request)\n"
+    ),
+    replace=(
+        "    if outage_status(500) == 503:\n"
+        "        return server_error(request)\n"
+        "    page = _json_error_page(request, 500)\n"
+        "    if page is not None:\n"
+        "        return page\n"
+        "    response = server_error(request)\n"
+    ),
+)
 @pytest.mark.django_db(transaction=True)
 def test_postgresql_stopped_and_restarted_under_load_loses_and_doubles_nothing() -> None:
     """While PostgreSQL is down, REST answers 503 problem JSON and /mcp a 503 JSON-RPC error,
@@ -133,6 +156,15 @@ def test_postgresql_stopped_and_restarted_under_load_loses_and_doubles_nothing()
     assert set(written.values()) == {1}  # nothing doubled
 
 
+@mutation(
+    "idempotency/unit.py",
+    find=(
+        "            with transaction.atomic(using=self.using):\n                outcome = work()\n"
+    ),
+    replace=(
+        "            outcome = work()\n            with transaction.atomic(using=self.using):\n"
+    ),
+)
 @pytest.mark.django_db(transaction=True)
 def test_a_server_killed_mid_write_executes_the_write_once_after_restart() -> None:
     """The process serving a write is killed (SIGKILL) inside the write's transaction; the

@@ -147,6 +147,11 @@ def test_exactly_one_view_handles_its_own_idempotency_and_it_is_mcp():
     assert len(_routes()) > 10
 
 
+@mutation(
+    "cluck/mcp.py",
+    find='    mirrors="stock-summary",\n    title="Read egg stock",\n',
+    replace='    title="Read egg stock",\n',
+)
 def test_every_farm_tool_declares_what_it_mirrors():
     """The farm keeps REST and MCP in step: each of its tools names its route(s) or says why
     none exists. (Optional in ``mcp_tools``; a project without REST declares nothing.)
