@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from tests.clients import node
+from tests.mutations import Edit, mutation
 
 # What the scripts run besides bash builtins; npm and node are left out on purpose.
 SHELL_TOOLS = ("bash", "env", "dirname", "grep", "cmp", "cp", "mkdir", "cat")
@@ -51,6 +52,11 @@ def _run(script: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
     )
 
 
+@mutation(
+    "scripts/ensure-node",
+    find='|| fail "npm not found; it is needed once, to install $1"',
+    replace='|| { echo "npm not found; conformance tests will skip" >&2; exit 0; }',
+)
 def test_ensure_node_fails_without_npm_and_names_the_opt_out(bare_checkout) -> None:
     """Mutation: restore ``exit 0`` when npm is missing in ``scripts/ensure-node`` (the old
     "npm not found; conformance tests will skip") → red."""
@@ -61,6 +67,17 @@ def test_ensure_node_fails_without_npm_and_names_the_opt_out(bare_checkout) -> N
     assert not (scripts.parent / "var" / "node" / "runtime" / "node_modules").exists()
 
 
+@mutation(
+    "scripts/ensure-node",
+    find=(
+        'if [ "${CLUCK_SKIP_NODE:-}" = "1" ]; then\n'
+        '  echo "ensure-node: skipped (CLUCK_SKIP_NODE=1); conformance and Node client tests will '
+        'skip" >&2\n'
+        "  exit 0\n"
+        "fi\n"
+    ),
+    replace="",
+)
 def test_ensure_node_skips_only_when_told_to(bare_checkout) -> None:
     """Mutation: drop the ``CLUCK_SKIP_NODE`` branch of ``scripts/ensure-node`` → it fails
     without npm even when the developer opted out → red."""
@@ -72,6 +89,9 @@ def test_ensure_node_skips_only_when_told_to(bare_checkout) -> None:
     assert run.returncode == 1, run.stderr
 
 
+@mutation(
+    "scripts/test", find='echo "all stages passed$skipped"', replace='echo "all stages passed"'
+)
 def test_scripts_test_says_on_its_last_line_that_node_stages_were_skipped(
     bare_checkout, tmp_path: Path
 ) -> None:
@@ -101,6 +121,10 @@ def test_scripts_test_says_on_its_last_line_that_node_stages_were_skipped(
     assert last.startswith("FAILED stages: node 22") and note not in last, failed.stdout
 
 
+@mutation(
+    Edit("tests/clients/node.py", find="        pytest.fail(\n", replace="        pytest.skip(\n"),
+    Edit("tests/clients/node.py", find="            pytrace=False,\n", replace=""),
+)
 def test_a_missing_node_client_fails_the_test_unless_opted_out(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
