@@ -21,6 +21,7 @@ packages, with the three reusable apps taken from the copy, so processes a guard
 from __future__ import annotations
 
 import argparse
+import contextlib
 import fnmatch
 import json
 import os
@@ -79,6 +80,10 @@ def pytest_collectreport(report):
     if report.failed:
         _write({"node": report.nodeid, "when": "collect", "outcome": "failed"})
 '''
+
+# Guard runs in flight, killed (with their servers) if the runner is stopped.
+_running: set[subprocess.Popen[str]] = set()
+_stopping = threading.Event()
 
 KILLED = "killed"
 SURVIVED = "survived"
@@ -207,6 +212,7 @@ class Worker:
             text=True,
             start_new_session=True,
         )
+        _running.add(process)
         try:
             output, _ = process.communicate(timeout=timeout)
             returncode: int | None = process.returncode
@@ -214,6 +220,8 @@ class Worker:
             os.killpg(process.pid, signal.SIGKILL)
             output, _ = process.communicate()
             returncode = None
+        finally:
+            _running.discard(process)
         seconds = time.monotonic() - started
         phases = []
         if report.exists():
@@ -445,9 +453,8 @@ def baseline(workers: list[Worker], guards: list[str]) -> tuple[dict[str, str], 
         if run.returncode not in (0, 1):
             print(run.output[-3000:], file=sys.stderr)
 
-    threads = [
-        threading.Thread(target=one, args=pair) for pair in zip(workers, chunks, strict=True)
-    ]
+    pairs = zip(workers, chunks, strict=True)
+    threads = [threading.Thread(target=one, args=pair, daemon=True) for pair in pairs]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -455,7 +462,19 @@ def baseline(workers: list[Worker], guards: list[str]) -> tuple[dict[str, str], 
     return outcomes, seconds
 
 
+def _stop(signum: int, frame: object) -> None:
+    """Stop every guard run (their process groups: servers included), then unwind, so the
+    scratch copies and the PostgreSQL of this run go too."""
+    _stopping.set()
+    for process in list(_running):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+    raise SystemExit(128 + signum)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _stop)
     parser = argparse.ArgumentParser(
         prog="scripts/mutations",
         description="Apply each guard's recorded mutation in a scratch copy; expect it red.",
@@ -532,7 +551,7 @@ def execute(
     lock = threading.Lock()
 
     def work(worker: Worker) -> None:
-        while True:
+        while not _stopping.is_set():
             try:
                 m = queue.get_nowait()
             except Empty:
@@ -547,7 +566,7 @@ def execute(
                     line += f"\n{'':>19}{result.detail}"
                 print(line, flush=True)
 
-    threads = [threading.Thread(target=work, args=(w,)) for w in workers]
+    threads = [threading.Thread(target=work, args=(w,), daemon=True) for w in workers]
     for thread in threads:
         thread.start()
     for thread in threads:
