@@ -448,7 +448,9 @@ def baseline(workers: list[Worker], guards: list[str]) -> tuple[dict[str, str], 
         # Without -x: every guard's own outcome is needed.
         run = worker.run(chunk, timeout=3600, first_failure=False)
         for node in chunk:
-            outcomes[node] = run.outcome_of(node)
+            outcome = run.outcome_of(node)
+            why = run.why_red(node) if outcome == "failed" else ""
+            outcomes[node] = f"{outcome}: {why}" if why else outcome
             seconds[node] = run.seconds_of(node)
         if run.returncode not in (0, 1):
             print(run.output[-3000:], file=sys.stderr)
@@ -539,7 +541,7 @@ def execute(
     outcomes, seconds = baseline(workers, guards)
     broken = {node for node, outcome in outcomes.items() if outcome != "passed"}
     for node in sorted(broken):
-        print(f"{BROKEN:>17}  {node}  (unmutated: {outcomes[node]})", flush=True)
+        print(f"{BROKEN:>17}  {node}\n{'':>19}unmutated: {outcomes[node][:300]}", flush=True)
     queue: Queue[Mutation] = Queue()
     for m in mutations:
         if id(m) in skip:
