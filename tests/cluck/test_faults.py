@@ -64,7 +64,8 @@ def test_postgresql_stopped_and_restarted_under_load_loses_and_doubles_nothing()
     lands exactly once.
 
     Mutations (each seen red): make ``cluck.postgres.base.probe_connection`` a no-op → the
-    first requests after the restart fail on stale pooled connections; return ``None`` from
+    first requests after a restart with no traffic during it fail on stale pooled
+    connections; return ``None`` from
     ``server_error_view``'s outage branch (Django's HTML 500) → the 503 assertions fail.
     """
     membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["Admin"])
@@ -146,6 +147,17 @@ def test_postgresql_stopped_and_restarted_under_load_loses_and_doubles_nothing()
             assert after and all(status in (200, 201) for status in after), after
             assert any(status == 503 for _, _, status in log)
 
+            # A restart with no traffic at all: the pooled connections sat idle through it,
+            # dead, and only the probe tells them from live ones (above, the writers' failing
+            # requests during the outage had already used up every pooled connection).
+            postgres.stop()
+            postgres.start()
+            with httpx.Client(base_url=url, headers=auth, timeout=15) as http:
+                quiet_rest = http.get("/api/v1/me/")
+                quiet_mcp = http.post("/mcp", json=TOOLS_LIST, headers=MCP_HEADERS)
+            assert quiet_rest.status_code == 200, quiet_rest.text
+            assert quiet_mcp.status_code == 200, quiet_mcp.text
+
         with psycopg.connect(database_url) as conn:
             rows = conn.execute(
                 "SELECT name, count(*) FROM cluck_customer GROUP BY name"
@@ -171,9 +183,9 @@ def test_a_server_killed_mid_write_executes_the_write_once_after_restart() -> No
     client retries the same key against a restarted server: the write runs exactly once,
     and a further retry replays it.
 
-    Mutation: publish the claim in its own committed transaction before the work (instead
-    of one transaction with it) → red: the retry replays a result whose side effect was
-    rolled back with the killed process, or never completes.
+    Mutation: run the work outside the publish's transaction (the work commits on its own,
+    then the publish) → red: the killed attempt's write survives it and the retry, stealing
+    the abandoned claim, writes again.
     """
     membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["Admin"])
     headers = {
