@@ -26,6 +26,7 @@ import fnmatch
 import json
 import os
 import random
+import select as io_select
 import shutil
 import signal
 import subprocess
@@ -39,6 +40,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from queue import Empty, Queue
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -82,8 +84,59 @@ def pytest_collectreport(report):
 '''
 
 # Guard runs in flight, killed (with their servers) if the runner is stopped.
-_running: set[subprocess.Popen[str]] = set()
+_running: set[int] = set()  # process groups of guard runs (their children's pids)
+_servers: set[subprocess.Popen[bytes]] = set()
 _stopping = threading.Event()
+
+FORK_SERVER = "_cluck_mutation_forkserver"
+FORK_SERVER_SOURCE = '''"""Written by scripts/mutations into its scratch copy: a pytest fork server.
+
+Imports the third-party libraries every guard run needs once, then forks a child per
+request (a JSON line on stdin: args, env, log file). No module of the project is imported
+here, so each child imports the code as it is on disk, mutated or not.
+"""
+import importlib
+import json
+import os
+import sys
+
+for name in (
+    "django", "django.db.models", "django.test", "django.http", "asgiref.sync",
+    "rest_framework", "pydantic", "pydantic_core", "mcp.types", "psycopg", "psycopg_pool",
+    "httpx", "faker", "factory", "pytest", "pytest_django.plugin", "_pytest.python",
+):
+    try:
+        importlib.import_module(name)
+    except Exception:  # a library that needs settings at import: the child imports it
+        pass
+import pytest  # noqa: E402
+
+for line in sys.stdin:
+    job = json.loads(line)
+    sys.stdout.flush()
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()
+        log = os.open(job["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        os.environ.clear()
+        os.environ.update(job["env"])
+        os.chdir(job["cwd"])
+        sys.argv = ["pytest", *job["args"]]
+        code = 3
+        try:
+            code = int(pytest.main(job["args"]))
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    print(json.dumps({"pid": pid}), flush=True)
+    _, status = os.waitpid(pid, 0)
+    print(json.dumps({"status": os.waitstatus_to_exitcode(status)}), flush=True)
+'''
 
 KILLED = "killed"
 SURVIVED = "survived"
@@ -151,12 +204,66 @@ class Worker:
     database_url: str
     scratch: Path = field(init=False)
     database_ready: bool = False
+    _server: subprocess.Popen[bytes] | None = field(default=None, init=False)
+    _pending: bytes = field(default=b"", init=False)
 
     def __post_init__(self) -> None:
         self.scratch = self.base / f"repo{self.index}"
         copy_repository(self.scratch)
         make_overlay_venv(self.scratch / ".venv", self.scratch)
         (self.scratch / f"{REPORT_PLUGIN}.py").write_text(REPORT_SOURCE, encoding="utf-8")
+        (self.scratch / f"{FORK_SERVER}.py").write_text(FORK_SERVER_SOURCE, encoding="utf-8")
+
+    def _fork_server(self) -> subprocess.Popen[bytes]:
+        """The worker's fork server (started on first use, and again if it died)."""
+        if self._server is None or self._server.poll() is not None:
+            self._pending = b""
+            self._server = subprocess.Popen(
+                [self.python, f"{FORK_SERVER}.py"],
+                cwd=self.scratch,
+                env=self._environment(),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                bufsize=0,
+                start_new_session=True,
+            )
+            _servers.add(self._server)
+        return self._server
+
+    def _environment(self, **extra: str) -> dict[str, str]:
+        venv = self.scratch / ".venv"
+        env = {
+            **os.environ,
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "VIRTUAL_ENV": str(venv),
+            "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+            **extra,
+        }
+        env.pop("PYTHONPATH", None)
+        return env
+
+    def _message(self, server: subprocess.Popen[bytes], deadline: float | None) -> Any:
+        """The fork server's next JSON line; ``None`` if ``deadline`` passes first."""
+        assert server.stdout is not None
+        while b"\n" not in self._pending:
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            ready, _, _ = io_select.select([server.stdout], [], [], wait)
+            if not ready:
+                return None
+            chunk = os.read(server.stdout.fileno(), 65536)
+            if not chunk:
+                raise RuntimeError("the fork server died")
+            self._pending += chunk
+        line, _, self._pending = self._pending.partition(b"\n")
+        return json.loads(line)
+
+    def close(self) -> None:
+        if self._server is not None:
+            with contextlib.suppress(OSError):
+                assert self._server.stdin is not None
+                self._server.stdin.close()
+            self._server.wait(timeout=30)
+            _servers.discard(self._server)
 
     @property
     def python(self) -> str:
@@ -179,19 +286,8 @@ class Worker:
         if fresh_db:
             url = with_database(url, database_name(url) + "_fresh")
             args = ["--create-db"]
-        env = {
-            **os.environ,
-            "DATABASE_URL": url,
-            "CLUCK_MUTATION_REPORT": str(report),
-            "PYTHONDONTWRITEBYTECODE": "1",
-            "VIRTUAL_ENV": str(self.scratch / ".venv"),
-            "PATH": f"{self.scratch / '.venv' / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
-        }
-        env.pop("PYTHONPATH", None)
-        command = [
-            self.python,
-            "-m",
-            "pytest",
+        env = self._environment(DATABASE_URL=url, CLUCK_MUTATION_REPORT=str(report))
+        pytest_args = [
             "-q",
             *(["-x"] if first_failure else []),
             "-p",
@@ -202,26 +298,25 @@ class Worker:
             *args,
             *node_ids,
         ]
+        log = self.base / f"output{self.index}.txt"
         started = time.monotonic()
-        process = subprocess.Popen(
-            command,
-            cwd=self.scratch,
-            env=env,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            text=True,
-            start_new_session=True,
-        )
-        _running.add(process)
+        server = self._fork_server()
+        assert server.stdin is not None
+        job = {"args": pytest_args, "env": env, "cwd": str(self.scratch), "log": str(log)}
+        server.stdin.write((json.dumps(job) + "\n").encode())
+        child = int(self._message(server, None)["pid"])
+        _running.add(child)
         try:
-            output, _ = process.communicate(timeout=timeout)
-            returncode: int | None = process.returncode
-        except subprocess.TimeoutExpired:
-            os.killpg(process.pid, signal.SIGKILL)
-            output, _ = process.communicate()
-            returncode = None
+            done = self._message(server, started + timeout)
+            returncode: int | None = None if done is None else int(done["status"])
+            if done is None:
+                # Its whole session: uvicorn servers and other processes the guard started.
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(child, signal.SIGKILL)
+                self._message(server, None)
         finally:
-            _running.discard(process)
+            _running.discard(child)
+        output = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
         seconds = time.monotonic() - started
         phases = []
         if report.exists():
@@ -468,9 +563,12 @@ def _stop(signum: int, frame: object) -> None:
     """Stop every guard run (their process groups: servers included), then unwind, so the
     scratch copies and the PostgreSQL of this run go too."""
     _stopping.set()
-    for process in list(_running):
+    for group in list(_running):
         with contextlib.suppress(ProcessLookupError):
-            os.killpg(process.pid, signal.SIGKILL)
+            os.killpg(group, signal.SIGKILL)
+    for server in list(_servers):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.pid, signal.SIGKILL)
     raise SystemExit(128 + signum)
 
 
@@ -528,7 +626,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             for worker in workers:
                 check_overlay(worker)
             print(f"mutations: scratch copies in {base}, {jobs} worker(s)", flush=True)
-            results = execute(workers, mutations, gone, options.timeout)
+            try:
+                results = execute(workers, mutations, gone, options.timeout)
+            finally:
+                for worker in workers:
+                    worker.close()
     return report(results, time.monotonic() - started)
 
 
