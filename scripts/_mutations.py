@@ -50,10 +50,14 @@ from tests.mutations import Move, Mutation, NoLongerApplies, plan, recorded  # n
 # Ignored but needed by guards: Node 22 and its clients, the mcp 1.x client venv.
 SHARED_DIRS = ("var/node", "var/clients-mcp1", "clients/node/node_modules")
 REUSABLE_APPS = ("tenancy", "idempotency", "mcp_tools")
-# pytest plugins (entry-point names) no guard needs; the second kind only where the guard's
-# module names the library.
-ALWAYS_UNNEEDED_PLUGINS = ("faker", "xdist", "xdist.looponfail", "anyio")
-LIBRARY_PLUGINS = (("hypothesis", "hypothesispytest"), ("schemathesis", "schemathesis"))
+# Guard runs load only the pytest plugins they use (PYTEST_DISABLE_PLUGIN_AUTOLOAD): importing
+# the others (faker, xdist, anyio...) was most of a single guard's start-up; hypothesis's and
+# schemathesis's only where the guard's module names the library.
+PLUGINS = ("pytest_django.plugin",)
+LIBRARY_PLUGINS = (
+    ("hypothesis", "_hypothesis_pytestplugin"),
+    ("schemathesis", "schemathesis.pytest.plugin"),
+)
 REPORT_PLUGIN = "_cluck_mutation_report"
 REPORT_SOURCE = '''"""Written by scripts/mutations into its scratch copy: JSON lines of outcomes."""
 import json
@@ -100,10 +104,12 @@ import json
 import os
 import sys
 
+# Never a pytest plugin the child loads (pytest_django, hypothesis's, schemathesis's): pytest
+# must import those itself to rewrite their asserts.
 for name in (
     "django", "django.db.models", "django.test", "django.http", "asgiref.sync",
     "rest_framework", "pydantic", "pydantic_core", "mcp.types", "psycopg", "psycopg_pool",
-    "httpx", "faker", "factory", "pytest", "pytest_django.plugin", "_pytest.python",
+    "httpx", "faker", "factory", "pytest", "_pytest.python",
 ):
     try:
         importlib.import_module(name)
@@ -129,6 +135,10 @@ for line in sys.stdin:
             code = int(pytest.main(job["args"]))
         except SystemExit as exc:
             code = exc.code if isinstance(exc.code, int) else 1
+        except BaseException:
+            import traceback
+
+            traceback.print_exc()
         finally:
             sys.stdout.flush()
             sys.stderr.flush()
@@ -286,7 +296,9 @@ class Worker:
         if fresh_db:
             url = with_database(url, database_name(url) + "_fresh")
             args = ["--create-db"]
-        env = self._environment(DATABASE_URL=url, CLUCK_MUTATION_REPORT=str(report))
+        env = self._environment(
+            DATABASE_URL=url, CLUCK_MUTATION_REPORT=str(report), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1"
+        )
         pytest_args = [
             "-q",
             *(["-x"] if first_failure else []),
@@ -294,7 +306,7 @@ class Worker:
             "no:cacheprovider",
             "-p",
             REPORT_PLUGIN,
-            *self.unneeded_plugins(node_ids),
+            *self.plugins(node_ids),
             *args,
             *node_ids,
         ]
@@ -326,17 +338,16 @@ class Worker:
             self.database_ready = returncode is not None
         return Run(returncode, seconds, phases, output)
 
-    def unneeded_plugins(self, node_ids: Sequence[str]) -> list[str]:
-        """``-p no:...`` for pytest plugins the guards do not use: importing them is most of a
-        single guard's start-up (hypothesis and schemathesis stay for modules that use them)."""
+    def plugins(self, node_ids: Sequence[str]) -> list[str]:
+        """``-p ...`` for the pytest plugins the guards use (autoloading is off)."""
         sources = " ".join(
             (self.scratch / node.split("::")[0]).read_text(encoding="utf-8")
             for node in sorted(set(node_ids))
             if (self.scratch / node.split("::")[0]).is_file()
         )
-        plugins = list(ALWAYS_UNNEEDED_PLUGINS)
-        plugins += [name for module, name in LIBRARY_PLUGINS if module not in sources]
-        return [arg for name in plugins for arg in ("-p", f"no:{name}")]
+        plugins = list(PLUGINS)
+        plugins += [name for module, name in LIBRARY_PLUGINS if module in sources]
+        return [arg for name in plugins for arg in ("-p", name)]
 
     @contextmanager
     def mutated(self, mutation: Mutation) -> Iterator[None]:
