@@ -114,6 +114,7 @@ def test_rest_mcp_and_the_published_schema_accept_the_same_keys(channels: Any, l
         HTTP_IDEMPOTENCY_KEY=key,
     )
     rest_accepted = 200 <= response.status_code < 300
+    rest_code = None
     if not rest_accepted:
         assert response.status_code == 400, response.content
         rest_code = response.json()["code"]

@@ -297,6 +297,17 @@ def test_lists_of_another_farm_show_nothing_of_it(
     )
     assert {g["unitPrice"]["currency"] for g in grades} == {"JPY"}
 
+    # A sunrise lot that names hillside's grade (nothing ties a lot's grade to its farm): the
+    # lots' own tenant predicate keeps it out, not the grade.
+    EggLot.all_tenants.create(
+        farm=sunrise.farm,
+        flock=sunrise.flock,
+        daily_entry_id=sunrise.submitted_id,
+        grade=hillside.large,
+        production_date=dt.date(2020, 1, 1),
+        quantity_produced=7,
+        quantity_available=7,
+    )
     stock = client.get(reverse("stock-summary")).json()["items"]
     large = next(line for line in stock if line["gradeName"] == "Large")
     assert large["eggGradeId"] == hillside.large.pk
