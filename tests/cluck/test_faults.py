@@ -75,7 +75,7 @@ def test_postgresql_stopped_and_restarted_under_load_loses_and_doubles_nothing()
         database_url = postgres.copy_database(servers.test_database_url())
         env = {
             "DATABASE_URL": database_url,
-            "CLUCK_DB_POOL_TIMEOUT": "1",
+            "CLUCK_DB_POOL_TIMEOUT": "3",
             "MCP_TOOLS_RATE": "100000/m",
             "TENANCY_API_RATE": "100000/m",
             "LOG_LEVEL": "WARNING",
