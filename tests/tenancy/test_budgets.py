@@ -11,7 +11,7 @@ from django.test import Client, override_settings
 from django.utils import timezone
 
 from tests.factories import FarmFactory, MembershipFactory, bearer_for
-from tests.mutations import mutation
+from tests.mutations import Edit, mutation
 
 pytestmark = pytest.mark.django_db
 
@@ -93,9 +93,16 @@ def test_live_personal_tokens_are_capped_per_member() -> None:
 
 
 @mutation(
-    "tenancy/api.py",
-    find="expires_at=now + timedelta(days=days),",
-    replace="expires_at=now + timedelta(days=days) if days else None,",
+    Edit(
+        "tenancy/api.py",
+        find='days = data.validated_data.get("expiresInDays") or conf.get(',
+        replace='days = data.validated_data.get("expiresInDays") or None and conf.get(',
+    ),
+    Edit(
+        "tenancy/api.py",
+        find="expires_at=now + timedelta(days=days),",
+        replace="expires_at=now + timedelta(days=days) if days else None,",
+    ),
 )
 def test_personal_tokens_get_a_default_lifetime_and_never_outlive_the_maximum() -> None:
     """A login token could mint a token that never expired.

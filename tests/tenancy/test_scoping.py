@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from cluck.models import Flock, House
+from cluck.models import AuditEvent, Flock, House
 from tenancy import TenantContext, TenantNotResolvedError
 from tests.factories import FarmFactory, FlockFactory
 from tests.mutations import mutation
@@ -64,7 +64,9 @@ def test_querying_a_tenant_owned_model_without_a_tenant_raises():
     ),
     replace="    def iterator(self, chunk_size: int | None = None) -> Any:\n",
 )
-@pytest.mark.parametrize("operation", ["count", "exists", "update", "delete", "aggregate", "iter"])
+@pytest.mark.parametrize(
+    "operation", ["count", "exists", "update", "delete", "delete-leaf", "aggregate", "iter"]
+)
 def test_every_query_shape_fails_closed(operation):
     """Mutation: drop the check from any one of count/exists/update/delete/aggregate/iterator
     → the matching case goes red."""
@@ -77,6 +79,9 @@ def test_every_query_shape_fails_closed(operation):
         "exists": qs.exists,
         "update": lambda: qs.update(breed="x"),
         "delete": qs.delete,
+        # Nothing refers to an audit event: Django deletes it without fetching the rows first
+        # (its fast path), so only ``delete``'s own check stands in the way.
+        "delete-leaf": AuditEvent.objects.filter(pk__gt=0).delete,
         "aggregate": lambda: qs.aggregate(n=Count("id")),
         "iter": lambda: list(qs.iterator()),
     }[operation]
