@@ -35,11 +35,6 @@ MCP_HEADERS = {"Accept": "application/json", "MCP-Protocol-Version": "2025-11-25
 
 
 @mutation(
-    "cluck/postgres/base.py",
-    find="    poller = select.poll()\n",
-    replace="    return\n    poller = select.poll()\n",
-)
-@mutation(
     "cluck/api/errors.py",
     find=(
         "    page = _json_error_page(request, 500)\n"
@@ -59,14 +54,13 @@ MCP_HEADERS = {"Accept": "application/json", "MCP-Protocol-Version": "2025-11-25
 @pytest.mark.django_db(transaction=True)
 def test_postgresql_stopped_and_restarted_under_load_loses_and_doubles_nothing() -> None:
     """While PostgreSQL is down, REST answers 503 problem JSON and /mcp a 503 JSON-RPC error,
-    both with ``Retry-After``; every request that starts after it is back succeeds (the
-    pool's stale connections are probed and replaced, not handed out); every retried write
-    lands exactly once.
+    both with ``Retry-After``; every request that starts after it is back succeeds (no
+    failed connection is handed out again); every retried write lands exactly once.
 
-    Mutations (each seen red): make ``cluck.postgres.base.probe_connection`` a no-op → the
-    first requests after a restart with no traffic during it fail on stale pooled
-    connections; return ``None`` from
-    ``server_error_view``'s outage branch (Django's HTML 500) → the 503 assertions fail.
+    Mutation: return Django's HTML 500 from ``server_error_view``'s outage branch → the 503
+    assertions fail. (The pool's probe is not this guard's: the writers' failing requests
+    during the outage use up every pooled connection, so none is stale when the server is
+    back. ``tests/cluck/test_outage.py`` guards it.)
     """
     membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["Admin"])
     token = bearer_for(membership)
@@ -75,7 +69,7 @@ def test_postgresql_stopped_and_restarted_under_load_loses_and_doubles_nothing()
         database_url = postgres.copy_database(servers.test_database_url())
         env = {
             "DATABASE_URL": database_url,
-            "CLUCK_DB_POOL_TIMEOUT": "3",
+            "CLUCK_DB_POOL_TIMEOUT": "1",
             "MCP_TOOLS_RATE": "100000/m",
             "TENANCY_API_RATE": "100000/m",
             "LOG_LEVEL": "WARNING",
@@ -147,16 +141,6 @@ def test_postgresql_stopped_and_restarted_under_load_loses_and_doubles_nothing()
             assert after and all(status in (200, 201) for status in after), after
             assert any(status == 503 for _, _, status in log)
 
-            # A restart with no traffic at all: the pooled connections sat idle through it,
-            # dead, and only the probe tells them from live ones (above, the writers' failing
-            # requests during the outage had already used up every pooled connection).
-            postgres.stop()
-            postgres.start()
-            with httpx.Client(base_url=url, headers=auth, timeout=15) as http:
-                quiet_rest = http.get("/api/v1/me/")
-                quiet_mcp = http.post("/mcp", json=TOOLS_LIST, headers=MCP_HEADERS)
-            assert quiet_rest.status_code == 200, quiet_rest.text
-            assert quiet_mcp.status_code == 200, quiet_mcp.text
 
         with psycopg.connect(database_url) as conn:
             rows = conn.execute(
