@@ -237,10 +237,10 @@ def plan(mutation: Mutation, root: Path) -> dict[str, str | None]:
         if found != 1:
             raise NoLongerApplies(f"{step.path}: find= occurs {found} times: {step.find!r}")
         files[step.path] = text.replace(step.find, step.replace)
-    for path, text in files.items():
-        if text is not None and path.endswith(".py"):
+    for path, written in files.items():
+        if written is not None and path.endswith(".py"):
             try:
-                ast.parse(text, filename=path)
+                ast.parse(written, filename=path)
             except SyntaxError as exc:
                 raise NoLongerApplies(f"{path}: the mutated file does not parse: {exc}") from exc
     return files

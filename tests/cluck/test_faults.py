@@ -141,7 +141,6 @@ def test_postgresql_stopped_and_restarted_under_load_loses_and_doubles_nothing()
             assert after and all(status in (200, 201) for status in after), after
             assert any(status == 503 for _, _, status in log)
 
-
         with psycopg.connect(database_url) as conn:
             rows = conn.execute(
                 "SELECT name, count(*) FROM cluck_customer GROUP BY name"
