@@ -8,14 +8,28 @@ from django.test import override_settings
 from idempotency import markers as idempotency_markers
 from tenancy import markers as tenancy_markers
 from tenancy.tokens import issue_token
+from tests.mutations import mutation
 
 
+@mutation(
+    "idempotency/markers.py",
+    find='NEVER_REPLAY = "idempotency_never_replay"',
+    replace='NEVER_REPLAY = "idempotency_never_replayed"',
+)
+@mutation(
+    "idempotency/markers.py",
+    find='USER_SCOPED_KEYS = "idempotency_user_scoped_keys"',
+    replace='USER_SCOPED_KEYS = "idempotency_keys_per_user"',
+)
 def test_tenancy_writes_the_attributes_idempotency_reads():
     """Mutation: rename ``NEVER_REPLAY`` or ``USER_SCOPED_KEYS`` in idempotency/markers.py → red."""
     assert tenancy_markers.IDEMPOTENCY_NEVER_REPLAY == idempotency_markers.NEVER_REPLAY
     assert tenancy_markers.IDEMPOTENCY_USER_SCOPED_KEYS == idempotency_markers.USER_SCOPED_KEYS
 
 
+@mutation(
+    "tenancy/api.py", find="@keys_per_user\nclass TokenRevokeApi", replace="class TokenRevokeApi"
+)
 @pytest.mark.django_db
 @override_settings(IDEMPOTENCY_USER_SCOPED_PATH_PREFIXES=())
 def test_a_key_on_a_me_write_is_the_members_own_wherever_tenancy_urls_is_mounted(member_client):

@@ -6,6 +6,8 @@ import importlib
 
 import pytest
 
+from tests.mutations import mutation
+
 EXPECTED = {
     "a2a_tools": {"TaskOwner", "TaskPage", "TaskStore"},
     "tenancy": {
@@ -78,6 +80,11 @@ EXPECTED = {
 }
 
 
+@mutation(
+    "tenancy/__init__.py",
+    find='__all__ = [\n    "AUTHENTICATED",',
+    replace='__all__ = [\n    "conf",\n    "AUTHENTICATED",',
+)
 @pytest.mark.parametrize("app", sorted(EXPECTED))
 def test_public_surface_is_pinned(app):
     """Mutation: add a name to ``tenancy.__all__`` → red."""

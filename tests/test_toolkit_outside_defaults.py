@@ -18,10 +18,20 @@ from mcp_tools import CallContext
 from mcp_tools.reference import render_tool
 from mcp_tools.registry import Registry
 from tenancy.conf import install_counter_cache_default
+from tests.mutations import mutation
 
 UNLISTED = "django_ratelimit.W001"
 
 
+@mutation(
+    "tenancy/conf.py",
+    find=(
+        "    silenced = list(settings.SILENCED_SYSTEM_CHECKS)\n"
+        "    if RATELIMIT_UNLISTED_BACKEND_CHECK not in silenced:\n"
+        "        settings.SILENCED_SYSTEM_CHECKS = [*silenced, RATELIMIT_UNLISTED_BACKEND_CHECK]\n"
+    ),
+    replace="",
+)
 def test_tenancys_own_counter_cache_leaves_no_ratelimit_warning() -> None:
     """No ``RATELIMIT_USE_CACHE``: tenancy installs its counter cache, and django-ratelimit's
     only complaint about it — W001, "not on my list" — is silenced; no error remains.
@@ -43,6 +53,11 @@ def test_a_projects_own_rate_cache_keeps_every_ratelimit_check() -> None:
         assert settings.SILENCED_SYSTEM_CHECKS == []
 
 
+@mutation(
+    "tenancy/api.py",
+    find='raise LoginRateLimitedError(wait=max(1, int(usage["time_left"])))',
+    replace='raise __import__("django_ratelimit.exceptions").exceptions.Ratelimited()',
+)
 @pytest.mark.django_db
 @pytest.mark.parametrize("handler", ["DRF's default", "the farm's"])
 def test_login_over_its_rate_is_429_whatever_the_exception_handler(handler: str) -> None:
@@ -63,6 +78,11 @@ def test_login_over_its_rate_is_429_whatever_the_exception_handler(handler: str)
         assert second.json()["code"] == "Http.RateLimited"
 
 
+@mutation(
+    "mcp_tools/reference.py",
+    find="    elif spec.mirrors_no_route:  # mirrors= is optional: a tool may declare neither\n",
+    replace="    else:\n",
+)
 def test_a_tool_without_a_mirror_declaration_is_documented_without_one() -> None:
     """``mirrors=`` is optional. Mutation: restore the unconditional
     ``mirrors no route ({spec.mirrors_no_route})`` line in ``render_tool`` → red ("None")."""

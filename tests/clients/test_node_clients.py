@@ -25,6 +25,7 @@ import pytest
 
 from tests.clients import node
 from tests.clients.conftest import DemoServer
+from tests.mutations import mutation
 from tests.tool_errors import tool_error
 
 pytestmark = [pytest.mark.e2e, pytest.mark.postgres, pytest.mark.django_db]
@@ -80,6 +81,18 @@ def returned(outcome: dict[str, Any]) -> dict[str, Any]:
     return result
 
 
+@mutation(
+    "mcp_tools/calls.py",
+    find='        "isError": True,\n    }\n\n\ndef failure_result',
+    replace=(
+        '        "isError": True,\n'
+        '        "structuredContent": {"error": error},\n'
+        "    }\n"
+        "\n"
+        "\n"
+        "def failure_result"
+    ),
+)
 def test_typescript_sdk_hands_our_tool_errors_to_its_caller(
     demo_server: DemoServer, tmp_path: Path
 ) -> None:
@@ -220,6 +233,11 @@ class Inspector:
         )
 
 
+@mutation(
+    "mcp_tools/calls.py",
+    find='        "isError": True,\n    }\n\n\ndef failure_result',
+    replace='        "isError": False,\n    }\n\n\ndef failure_result',
+)
 def test_inspector_cli_shows_our_codes_and_exit_statuses(
     demo_server: DemoServer, tmp_path: Path
 ) -> None:
@@ -376,6 +394,14 @@ def result(reply: dict[str, Any]) -> dict[str, Any]:
     return value
 
 
+@mutation(
+    "mcp_tools/protocol.py",
+    find='        return _error(era, request_id, INVALID_PARAMS, f"Unknown tool: {name}")',
+    replace=(
+        "        return Reply(200, _jsonrpc.result_bytes(request_id, calls.error_result("
+        '"Tool.NotFound", f"Unknown tool: {name}")))'
+    ),
+)
 def test_mcp_remote_relays_our_codes_over_stdio(demo_server: DemoServer, tmp_path: Path) -> None:
     """Mutation: answer a hidden tool as an ``isError`` result instead of -32602 (make the
     ``/mcp`` dispatch treat it as a tool error) → the readonly session gets a result → red.

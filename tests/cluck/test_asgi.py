@@ -12,6 +12,7 @@ from asgiref.sync import iscoroutinefunction
 from cluck.asgi import application
 from mcp_tools.asgi import SyncMiddlewareASGIHandler
 from tests.factories import FarmFactory, MembershipFactory, bearer_for
+from tests.mutations import mutation
 from tests.testapps.idem.models import SideEffect
 
 
@@ -21,6 +22,14 @@ async def _get(path: str) -> httpx.Response:
         return await http.get(path)
 
 
+@mutation(
+    "mcp_tools/asgi.py",
+    find=(
+        "    def load_middleware(self, is_async: bool = False) -> None:\n"
+        "        super().load_middleware(is_async=False)\n"
+    ),
+    replace="",
+)
 def test_the_middleware_chain_is_built_synchronous() -> None:
     """Mutation: drop the ``load_middleware`` override (Django's async chain, one thread hop
     per middleware method) → red."""
@@ -53,6 +62,11 @@ def test_an_async_view_is_served_inside_the_idempotent_unit_over_asgi() -> None:
     assert effects == ["async"]
 
 
+@mutation(
+    "mcp_tools/asgi.py",
+    find="sync_to_async(self._serve, thread_sensitive=False, executor=self.request_threads)",
+    replace="sync_to_async(self._serve, thread_sensitive=True)",
+)
 @pytest.mark.parametrize("view", ["sync", "async"])
 def test_requests_run_in_the_request_thread_pool(view: str) -> None:
     """Sync views, and the sync work of async views, run in a long-lived request thread.
@@ -64,6 +78,9 @@ def test_requests_run_in_the_request_thread_pool(view: str) -> None:
     assert all(name.startswith("request") for name in names), names
 
 
+@mutation(
+    "cluck/settings.py", find='        _options.setdefault("prepare_threshold", 5)\n', replace=""
+)
 @pytest.mark.postgres
 @pytest.mark.django_db
 def test_hot_queries_are_prepared_on_postgresql() -> None:
@@ -87,6 +104,15 @@ def test_hot_queries_are_prepared_on_postgresql() -> None:
         assert cursor.fetchone()[0] >= 1
 
 
+@mutation(
+    "mcp_tools/asgi.py",
+    find=(
+        "        if declared is not None and declared > limit:\n"
+        "            await self._refuse(send, *too_large(limit), jsonrpc)\n"
+        "            return\n"
+    ),
+    replace="",
+)
 def test_a_declared_oversized_body_is_refused_before_the_handler_reads_it() -> None:
     """``Content-Length`` over the route's cap: 413 without a single ``receive`` call, so the
     body is neither read nor spooled to a temporary file, and the connection is closed.

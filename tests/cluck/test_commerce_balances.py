@@ -21,6 +21,7 @@ from tests.factories import (
     sellable_lot,
     token_client,
 )
+from tests.mutations import mutation
 
 pytestmark = pytest.mark.django_db
 
@@ -162,6 +163,17 @@ def test_cursor_walk_reaches_every_customer_exactly_once(owing_only: bool) -> No
     assert pages == -(-len(expected) // 2)
 
 
+@mutation(
+    "cluck/selectors/receivables.py",
+    find=(
+        '            "id", "name", "confirmed_minor", "paid_minor", "outstanding_minor"\n'
+        "        )[: limit + 1]\n    )"
+    ),
+    replace=(
+        '            "id", "name", "confirmed_minor", "paid_minor", "outstanding_minor"\n'
+        "        )\n    )[: limit + 1]"
+    ),
+)
 def test_a_balance_page_fetches_at_most_limit_plus_one_rows_from_the_database() -> None:
     """The balance book is never materialized: one statement, ``limit + 1`` rows over the wire.
 

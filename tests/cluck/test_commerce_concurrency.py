@@ -26,6 +26,7 @@ from cluck.services.orders import (
 )
 from cluck.services.payments import PaymentOverpaymentError, payment_record
 from tests.factories import CustomerFactory, FarmFactory, SaleGradeFactory, sellable_lot
+from tests.mutations import mutation
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
@@ -84,6 +85,11 @@ def stocked_order(quantity: int, *, stock: int) -> tuple[Caller, Any, SalesOrder
     return caller, grade, order
 
 
+@mutation(
+    "cluck/services/payments.py",
+    find="SalesOrder.objects.for_tenant(caller.tenant).select_for_update().filter(pk=order_id)",
+    replace="SalesOrder.objects.for_tenant(caller.tenant).filter(pk=order_id)",
+)
 def test_the_overpay_check_runs_under_the_order_row_lock() -> None:
     """Mutation: drop ``select_for_update()`` from the order fetch in ``payment_record`` → red
     (the second payment of the full amount succeeds while the first is uncommitted)."""
@@ -113,6 +119,11 @@ def wait_until_blocked_on_a_lock(pid: int) -> None:
     raise AssertionError(f"backend {pid} never waited on a lock")
 
 
+@mutation(
+    "cluck/services/orders.py",
+    find="batch = list(qs.select_for_update().order_by(",
+    replace="batch = list(qs.order_by(",
+)
 def test_two_confirms_competing_for_one_lot_never_oversell() -> None:
     """The second confirm must read the lot only after the first commits.
 

@@ -32,6 +32,7 @@ from tests.factories import (
     token_client,
     write_headers,
 )
+from tests.mutations import Edit, mutation
 
 pytestmark = pytest.mark.django_db
 
@@ -236,6 +237,23 @@ def test_confirm_skips_restricted_and_future_lots(farm: Any, caller: Caller) -> 
     ]
 
 
+@mutation(
+    Edit(
+        "cluck/services/orders.py",
+        find="@transaction.atomic\ndef sales_order_confirm(",
+        replace="def sales_order_confirm(",
+    ),
+    Edit(
+        "cluck/services/orders.py",
+        find="        plan[grade_id] = takes\n",
+        replace=(
+            "        plan[grade_id] = takes\n"
+            "        for lot, take in takes:\n"
+            "            lot.quantity_available -= take\n"
+            '            lot.save(update_fields=["quantity_available"])\n'
+        ),
+    ),
+)
 def test_insufficient_stock_writes_nothing_and_names_the_short_grade(
     farm: Any, caller: Caller
 ) -> None:
@@ -339,6 +357,11 @@ def test_worker_sells_but_never_sees_money(farm: Any, caller: Caller) -> None:
     assert detail["outstanding"] == {"amount": "65.00", "currency": "PHP"}
 
 
+@mutation(
+    "cluck/selectors/orders.py",
+    find="    if money:\n        qs = qs.annotate(paid_minor=",
+    replace="    if True:\n        qs = qs.annotate(paid_minor=",
+)
 def test_hidden_settlement_queries_never_touch_payments(farm: Any, caller: Caller) -> None:
     """Mutation: always annotate ``paid_minor`` in ``_orders`` (ignore ``money``) → red."""
     grade = SaleGradeFactory.create(farm=farm)

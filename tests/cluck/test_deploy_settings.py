@@ -13,6 +13,8 @@ import pytest
 from django.conf import settings
 from django.test import Client
 
+from tests.mutations import mutation
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -31,6 +33,11 @@ def _settings_in_subprocess(
     )
 
 
+@mutation(
+    "cluck/settings.py",
+    find="    if set(ALLOWED_HOSTS) - set(LOOPBACK_HOSTS):\n        from django.core.exceptions",
+    replace="    if False:\n        from django.core.exceptions",
+)
 def test_a_server_for_a_public_host_refuses_to_start_without_secret_key() -> None:
     """Mutation: fall back to the generated key whatever ALLOWED_HOSTS says → red."""
     result = _settings_in_subprocess(ALLOWED_HOSTS="farm.example.com")
@@ -42,6 +49,11 @@ def test_a_server_for_a_public_host_refuses_to_start_without_secret_key() -> Non
     )
 
 
+@mutation(
+    "cluck/settings.py",
+    find='SECRET_KEY = os.environ.get("SECRET_KEY", "")',
+    replace='SECRET_KEY = os.environ.get("SECRET_KEY", "cluck-dev-insecure-" + "k" * 50)',
+)
 def test_a_loopback_install_generates_its_own_private_key() -> None:
     """Mutation: restore the committed default key → red (no key file)."""
     assert "cluck-dev-insecure" not in settings.SECRET_KEY
@@ -53,6 +65,7 @@ def test_a_loopback_install_generates_its_own_private_key() -> None:
     assert len(settings.SECRET_KEY) >= 50
 
 
+@mutation("cluck/settings.py", find='    "SWAGGER_UI_DIST": "SIDECAR",\n', replace="")
 @pytest.mark.django_db
 def test_swagger_ui_and_redoc_load_their_assets_from_this_server() -> None:
     """Mutation: drop ``SWAGGER_UI_DIST = "SIDECAR"`` → red (swagger-ui-dist@latest, a CDN)."""

@@ -11,6 +11,7 @@ from django.test import Client, RequestFactory
 
 from cluck.api.errors import server_error_view
 from tests.factories import FarmFactory, MembershipFactory, bearer_for
+from tests.mutations import Edit, mutation
 
 pytestmark = pytest.mark.django_db
 
@@ -32,6 +33,7 @@ def _problem(response: Any, status: int) -> dict[str, Any]:
     return body
 
 
+@mutation("cluck/urls.py", find='handler400 = "cluck.api.errors.bad_request_view"\n', replace="")
 def test_a_spoofed_host_is_a_json_400_on_mcp_and_the_api() -> None:
     """``DisallowedHost`` used to render Django's HTML "Bad Request (400)".
 
@@ -42,6 +44,18 @@ def test_a_spoofed_host_is_a_json_400_on_mcp_and_the_api() -> None:
     assert _problem(client.get("/api/v1/me/"), 400)["code"] == "Http.BadRequest"
 
 
+@mutation(
+    Edit(
+        "mcp_tools/error_pages.py",
+        find="endpoint = reverse(MCP_ROUTE_NAME).lower()",
+        replace="endpoint = reverse(MCP_ROUTE_NAME)",
+    ),
+    Edit(
+        "mcp_tools/error_pages.py",
+        find="path = request.path_info.lower()",
+        replace="path = request.path_info",
+    ),
+)
 @pytest.mark.parametrize("path", ["/MCP", "/Mcp", "/mcp/", "/mcp/tools", "/MCP/x"])
 def test_paths_under_mcp_in_any_case_are_json_rpc_404s(path: str) -> None:
     """Mutation: compare ``is_mcp_request``'s path case-sensitively → red for ``/MCP``."""
@@ -73,6 +87,15 @@ def test_an_uncaught_error_under_the_api_is_a_problem_500() -> None:
     assert _problem(response, 500)["code"] == "Http.InternalError"
 
 
+@mutation(
+    "mcp_tools/error_pages.py",
+    find=(
+        "    if status == 500 and database_unavailable(exc if exc is not None else "
+        "current_exception()):\n"
+        "        return 503\n"
+    ),
+    replace="",
+)
 @pytest.mark.parametrize(
     ("path", "error", "status"),
     [

@@ -23,6 +23,7 @@ from tests.factories import FarmFactory, MembershipFactory, bearer_for
 from tests.faults import own_postgres
 from tests.mcp_tools import servers
 from tests.mcp_tools.servers import serve
+from tests.mutations import mutation
 from tests.testapps.idem.models import SideEffect
 
 pytestmark = [pytest.mark.e2e, pytest.mark.postgres, pytest.mark.slow]
@@ -33,6 +34,23 @@ TOOLS_LIST = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
 MCP_HEADERS = {"Accept": "application/json", "MCP-Protocol-Version": "2025-11-25"}
 
 
+@mutation(
+    "cluck/api/errors.py",
+    find=(
+        "    page = _json_error_page(request, 500)\n"
+        "    if page is not None:\n"
+        "        return page\n"
+        "    response = server_error(request)\n"
+    ),
+    replace=(
+        "    if outage_status(500) == 503:\n"
+        "        return server_error(request)\n"
+        "    page = _json_error_page(request, 500)\n"
+        "    if page is not None:\n"
+        "        return page\n"
+        "    response = server_error(request)\n"
+    ),
+)
 @pytest.mark.django_db(transaction=True)
 def test_postgresql_stopped_and_restarted_under_load_loses_and_doubles_nothing() -> None:
     """While PostgreSQL is down, REST answers 503 problem JSON and /mcp a 503 JSON-RPC error,
@@ -41,9 +59,10 @@ def test_postgresql_stopped_and_restarted_under_load_loses_and_doubles_nothing()
     outlived the outage answers 409 until its lease ends); every retried write lands exactly
     once.
 
-    Mutations (each seen red): make ``cluck.postgres.base.probe_connection`` a no-op → the
-    first requests after the restart fail on stale pooled connections; return ``None`` from
-    ``server_error_view``'s outage branch (Django's HTML 500) → the 503 assertions fail.
+    Mutation: return Django's HTML 500 from ``server_error_view``'s outage branch → the 503
+    assertions fail. (The pool's probe is not this guard's: the writers' failing requests
+    during the outage use up every pooled connection, so none is stale when the server is
+    back. ``test_idle_pooled_connections_are_replaced_after_a_restart`` guards it.)
     """
     membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["Admin"])
     token = bearer_for(membership)
@@ -138,6 +157,11 @@ def test_postgresql_stopped_and_restarted_under_load_loses_and_doubles_nothing()
     assert set(written.values()) == {1}  # nothing doubled
 
 
+@mutation(
+    "cluck/postgres/base.py",
+    find="    try:\n        _probe(conn)\n",
+    replace="    return\n    try:\n        _probe(conn)\n",
+)
 @pytest.mark.django_db(transaction=True)
 def test_idle_pooled_connections_are_replaced_after_a_restart() -> None:
     """PostgreSQL restarts while the server is idle, so every pooled connection it holds is
@@ -177,15 +201,24 @@ def test_idle_pooled_connections_are_replaced_after_a_restart() -> None:
             assert statuses == [200] * len(statuses)
 
 
+@mutation(
+    "idempotency/unit.py",
+    find=(
+        "            with transaction.atomic(using=self.using):\n                outcome = work()\n"
+    ),
+    replace=(
+        "            outcome = work()\n            with transaction.atomic(using=self.using):\n"
+    ),
+)
 @pytest.mark.django_db(transaction=True)
 def test_a_server_killed_mid_write_executes_the_write_once_after_restart() -> None:
     """The process serving a write is killed (SIGKILL) inside the write's transaction; the
     client retries the same key against a restarted server: the write runs exactly once,
     and a further retry replays it.
 
-    Mutation: publish the claim in its own committed transaction before the work (instead
-    of one transaction with it) → red: the retry replays a result whose side effect was
-    rolled back with the killed process, or never completes.
+    Mutation: run the work outside the publish's transaction (the work commits on its own,
+    then the publish) → red: the killed attempt's write survives it and the retry, stealing
+    the abandoned claim, writes again.
     """
     membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["Admin"])
     headers = {

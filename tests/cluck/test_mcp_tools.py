@@ -21,6 +21,7 @@ from cluck.models import AuditEvent, Customer, DailyEntry, Flock, Payment, Sales
 from mcp_tools.factories import default_factories
 from mcp_tools.registry import default_registry
 from tests.cluck.mcp_helpers import Tools, demo_bearer, sunrise
+from tests.mutations import mutation
 from tests.tool_errors import tool_error
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
@@ -175,6 +176,11 @@ def test_readonly_sees_no_write_tools_and_worker_no_sales_tools(demo: dict[str, 
 # --- guard 32: names resolve to exactly one accessible match ----------------------------------
 
 
+@mutation(
+    "cluck/selectors/flocks.py",
+    find="    if len(matches) == 1:\n        return _view(matches[0], caller.farm.today())",
+    replace="    if matches:\n        return _view(matches[0], caller.farm.today())",
+)
 def test_an_ambiguous_flock_name_is_refused_with_the_candidates(owner: Tools) -> None:
     """Mutation: make ``flock_resolve`` return ``matches[0]`` when several match → red (the
     record succeeds against an arbitrary flock)."""
@@ -232,6 +238,11 @@ def test_record_then_submit_puts_the_eggs_in_stock(owner: Tools) -> None:
     assert after["Medium"] - before.get("Medium", 0) == 85
 
 
+@mutation(
+    "mcp_tools/calls.py",
+    find="caller_key=port.sha256_hex(key),",
+    replace='caller_key=port.sha256_hex(key + __import__("uuid").uuid4().hex),',
+)
 def test_replay_writes_no_second_audit_row(owner: Tools) -> None:
     """Guard 23. Mutation: make the MCP caller key include ``uuid4()`` in
     ``mcp_tools.calls.run_write`` (every call a fresh claim) → red: the second call re-runs
@@ -247,6 +258,11 @@ def test_replay_writes_no_second_audit_row(owner: Tools) -> None:
     assert _actions(first["dailyEntryId"]) == ["DailyEntry.Create"]
 
 
+@mutation(
+    "idempotency/unit.py",
+    find='if row["fingerprint"] and row["fingerprint"] != scope.fingerprint:',
+    replace="if False:",
+)
 def test_same_key_with_other_arguments_is_refused(owner: Tools) -> None:
     """Guard 22. Mutation: drop the fingerprint comparison in ``IdempotentUnit`` → red."""
     args = _record_args(_flock("House 1 White").pk, "reuse-1", date=_past(41))
@@ -256,6 +272,9 @@ def test_same_key_with_other_arguments_is_refused(owner: Tools) -> None:
     assert DailyEntry.objects.for_tenant(sunrise()).get(pk=entry_id).total_eggs == 900
 
 
+@mutation(
+    "mcp_tools/registry.py", find='return f"mcp:tool:{self.name}"', replace='return "mcp:tool"'
+)
 def test_the_two_write_tools_never_collide_on_the_same_key(owner: Tools) -> None:
     """Guard 20 (two real tools). Mutation: make ``ToolSpec.operation_key`` return the constant
     ``"mcp:tool"`` → red (submit is refused as a reused key)."""
@@ -297,6 +316,11 @@ def _committed_http_post(bearer: str, path: str, body: dict[str, Any], key: str)
     return outcome["response"]
 
 
+@mutation(
+    "mcp_tools/calls.py",
+    find="operation_key=port.sha256_hex(spec.operation_key),",
+    replace='operation_key=port.sha256_hex("POST:/api/v1/daily-entries/"),',
+)
 def test_http_and_mcp_keys_never_alias(owner: Tools) -> None:
     """Guard 19. Mutation: in ``mcp_tools.calls.run_write`` replace the operation key with the
     HTTP adapter's computed digest ``sha256("POST:/api/v1/daily-entries/")`` → red (the MCP
@@ -324,6 +348,18 @@ def test_http_and_mcp_keys_never_alias(owner: Tools) -> None:
     assert _actions(reply["dailyEntryId"]) == ["DailyEntry.Create", "DailyEntry.Update"]
 
 
+@mutation(
+    "idempotency/unit.py",
+    find=(
+        "                if isinstance(outcome, Failure):\n"
+        "                    raise _Rollback(outcome)\n"
+    ),
+    replace=(
+        "                if isinstance(outcome, Failure):\n"
+        "                    self._publish(scope, owner, canonical_json(None))\n"
+        "                    return Executed(outcome)\n"
+    ),
+)
 def test_a_domain_failure_releases_the_claim(owner: Tools) -> None:
     """Mutation: store the ``Failure`` in ``IdempotentUnit`` (publish on failure) → red: the
     corrected retry with the same key is refused or replays the failure."""
@@ -337,6 +373,11 @@ def test_a_domain_failure_releases_the_claim(owner: Tools) -> None:
     assert reply["replayed"] is False and reply["status"] == "Draft"
 
 
+@mutation(
+    "cluck/mcp.py",
+    find="    total_eggs: int,\n    cracked_eggs: int,",
+    replace="    total_eggs: Annotated[int, Field(ge=0)],\n    cracked_eggs: int,",
+)
 def test_the_write_tool_runs_the_shared_validator(owner: Tools) -> None:
     """Guard 25: these codes come only from the service's RecordDailyEntryValidator.
     Mutation: add ``Field(ge=0)`` to the tool's ``total_eggs`` parameter (a rule of its own)
@@ -353,6 +394,15 @@ def test_the_write_tool_runs_the_shared_validator(owner: Tools) -> None:
     assert "DailyEntry.Date.NotFuture" in {e["code"] for e in error["data"]["errors"]}
 
 
+@mutation(
+    "cluck/mcp.py",
+    find='Caller(tenant=ctx.tenant, actor=ctx.actor, scope=ctx.row_scope, channel="mcp")',
+    replace=(
+        "Caller(tenant=ctx.tenant, actor=ctx.actor, "
+        "scope=(lambda s: (s.resolve(unrestricted=True), s)[1])(type(ctx.row_scope)()), "
+        'channel="mcp")'
+    ),
+)
 def test_an_unassigned_worker_cannot_record(demo: dict[str, str]) -> None:
     """Guard 27. Mutation: make the tool call the handler with the flock scope of an owner
     (``Caller(..., scope=<unrestricted RowScope>)``) → red."""
@@ -370,6 +420,11 @@ def test_an_unassigned_worker_cannot_record(demo: dict[str, str]) -> None:
 # --- guard 26: a hillside token reads nothing of sunrise -------------------------------------
 
 
+@mutation(
+    "cluck/selectors/flocks.py",
+    find="return Flock.objects.for_tenant(caller.tenant).filter(flock_scope_filter(caller))",
+    replace='return Flock.objects.unscoped("x").filter(flock_scope_filter(caller))',
+)
 def test_a_hillside_token_reads_nothing_of_sunrise_through_any_tool(demo: dict[str, str]) -> None:
     """Mutation: in ``cluck.selectors.flocks.accessible_flocks`` replace
     ``Flock.objects.for_tenant(caller.tenant)`` with ``Flock.objects.unscoped("x")`` → red."""
@@ -446,6 +501,11 @@ def _integer_money_fields(
     return found
 
 
+@mutation(
+    "cluck/mcp.py",
+    find="class OrderItem(Reply):\n    order_id: int\n",
+    replace="class OrderItem(Reply):\n    total_minor: int = 0\n    order_id: int\n",
+)
 def test_no_reply_schema_carries_integer_money() -> None:
     """Guard 28 (walks every registered tool). Mutation: add ``total_minor: int = 0`` to
     ``cluck.mcp.OrderItem`` → red."""
@@ -483,6 +543,11 @@ def _customers_with_balances(count: int) -> None:
     )
 
 
+@mutation(
+    "cluck/mcp.py",
+    find="        caller=_caller(ctx),\n        search=search,\n        limit=limit,",
+    replace="        caller=_caller(ctx),\n        search=search,\n        limit=500,",
+)
 def test_read_tools_return_bounded_pages_that_say_so(owner: Tools) -> None:
     """Guard 31 (the reply). Mutation: make ``cluck.mcp.list_customers`` ask the selector for
     its hard ceiling (``limit=500``) instead of the page cap → red (a 300-row reply).
@@ -525,6 +590,17 @@ class _RowCounter:
         return fetch
 
 
+@mutation(
+    "cluck/selectors/receivables.py",
+    find=(
+        '            "id", "name", "confirmed_minor", "paid_minor", "outstanding_minor"\n'
+        "        )[: limit + 1]\n    )"
+    ),
+    replace=(
+        '            "id", "name", "confirmed_minor", "paid_minor", "outstanding_minor"\n'
+        "        )\n    )[: limit + 1]"
+    ),
+)
 def test_receivables_are_bounded_in_the_database(
     owner: Tools, monkeypatch: pytest.MonkeyPatch
 ) -> None:

@@ -43,6 +43,7 @@ from tests.factories import (
     provisioned_farm,
     sellable_lot,
 )
+from tests.mutations import mutation
 
 # Tools run in worker threads on their own connections: what they read must be committed.
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
@@ -311,6 +312,21 @@ def _member(farm: Farm, role: str) -> tuple[APIClient, Tools]:
     return client, Tools(bearer)
 
 
+@mutation(
+    "cluck/caller.py",
+    find="        return evaluate(SALES_ACCESS, self.actor)",
+    replace="        return True",
+)
+@mutation(
+    "cluck/api/shapes.py",
+    find="        if not instance.money_visible:",
+    replace="        if False:",
+)
+@mutation(
+    "cluck/mcp.py",
+    find="                    unit_price=_money_out(line.unit_price),",
+    replace="                    unit_price=None,",
+)
 @pytest.mark.parametrize("role", [role.name for role in FARM_ROLES])
 def test_each_role_sees_the_same_money_on_every_route_and_every_tool(role: str) -> None:
     """Mutations, each seen red: (1) ``Caller.sees_money`` always true (money for every role,

@@ -11,6 +11,7 @@ from psycopg_pool import ConnectionPool
 
 from cluck.postgres.base import probe_connection
 from mcp_tools.error_pages import database_unavailable
+from tests.mutations import mutation
 
 pytestmark = [pytest.mark.postgres]
 
@@ -20,6 +21,11 @@ def _terminate(pid: int) -> None:
         cursor.execute("SELECT pg_terminate_backend(%s)", [pid])
 
 
+@mutation(
+    "cluck/postgres/base.py",
+    find="            pool._check = probe_connection\n",
+    replace="            pass\n",
+)
 @pytest.mark.django_db
 def test_the_farm_pool_probes_connections_before_lending_them() -> None:
     """Mutation: drop the ``_check`` assignment in ``cluck.postgres.base.DatabaseWrapper.pool``
@@ -29,6 +35,11 @@ def test_the_farm_pool_probes_connections_before_lending_them() -> None:
     assert wrapper.pool._check is probe_connection
 
 
+@mutation(
+    "cluck/postgres/base.py",
+    find="    poller = select.poll()\n",
+    replace="    return\n    poller = select.poll()\n",
+)
 @pytest.mark.django_db
 def test_a_connection_the_server_closed_is_never_lent_again() -> None:
     """A pooled connection whose backend was terminated (as by a PostgreSQL restart) is

@@ -25,6 +25,7 @@ from cluck.services.daily_entries import (
     daily_entry_submit,
 )
 from tests.factories import FlockFactory, grade_named, provisioned_farm
+from tests.mutations import Edit, mutation
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
@@ -67,6 +68,27 @@ def _setup() -> tuple[Caller, int, list[GradeLineInput]]:
     return Caller.system(farm, label="test:race"), flock.pk, lines
 
 
+@mutation(
+    Edit(
+        "cluck/services/daily_entries.py",
+        find=(
+            "flock = Flock.objects.for_tenant(caller.tenant).select_for_update().filter(pk=flock_id"
+            ").first()"
+        ),
+        replace="flock = Flock.objects.for_tenant(caller.tenant).filter(pk=flock_id).first()",
+    ),
+    Edit(
+        "cluck/services/daily_entries.py",
+        find=(
+            "    except IntegrityError:\n"
+            "        # Only reachable if a writer skipped the flock lock"
+        ),
+        replace=(
+            "    except ZeroDivisionError:\n"
+            "        # Only reachable if a writer skipped the flock lock"
+        ),
+    ),
+)
 def test_two_first_records_of_the_same_day_meet_as_create_and_update_not_a_500() -> None:
     """Mutation: remove the flock row lock (``select_for_update``) *and* the IntegrityError
     fallback in ``_upsert`` → red (the second writer hits the natural-key constraint: 500).
@@ -119,6 +141,14 @@ def test_two_first_records_of_the_same_day_meet_as_create_and_update_not_a_500()
     ) == ["DailyEntry.Create", "DailyEntry.Update"]
 
 
+@mutation(
+    "cluck/services/daily_entries.py",
+    find=(
+        "won = entries.filter(pk=entry.pk, version=entry.version, "
+        "status=DailyEntry.Status.DRAFT).update("
+    ),
+    replace="won = entries.filter(pk=entry.pk).update(",
+)
 def test_a_submit_that_loses_the_race_is_a_409_and_puts_nothing_in_stock() -> None:
     """The loser read the Draft before the winner committed; its guarded update then matches
     no row.

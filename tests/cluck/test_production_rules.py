@@ -31,6 +31,7 @@ from cluck.services.daily_entries import (
 from cluck.services.flocks import flock_archive, flock_deplete
 from tenancy import ActorContext, RowScope, TenantContext
 from tests.factories import FlockFactory, grade_named, person_caller, provisioned_farm
+from tests.mutations import mutation
 
 pytestmark = pytest.mark.django_db
 
@@ -212,6 +213,17 @@ def test_an_unresolved_farm_is_a_farm_id_field_error(yard: Farmyard) -> None:
     assert "DailyEntry.FarmId.Required" in {e["code"] for e in failure.value.errors}
 
 
+@mutation(
+    "cluck/services/daily_entries.py",
+    find=(
+        "        today = caller.farm.today()\n"
+        "        earliest = caller.farm.earliest_entry_date(today)"
+    ),
+    replace=(
+        "        today = dt.datetime.now(dt.timezone.utc).date()\n"
+        "        earliest = caller.farm.earliest_entry_date(today)"
+    ),
+)
 def test_not_future_is_judged_by_the_farm_calendar_not_utc() -> None:
     """Kiritimati (UTC+14) and Pago Pago (UTC−11) are 25 hours apart, so their dates always
     differ: the eastern farm's today is accepted there and is the future for the western farm.
@@ -250,6 +262,11 @@ def test_not_future_is_judged_by_the_farm_calendar_not_utc() -> None:
 # --- RecordDailyEntryHandler ------------------------------------------------------------------
 
 
+@mutation(
+    "cluck/services/daily_entries.py",
+    find="    flock_scope_check(caller=caller, flock_id=flock_id)\n",
+    replace="",
+)
 def test_a_restricted_worker_recording_on_an_unassigned_flock_is_not_assigned(
     yard: Farmyard,
 ) -> None:
@@ -275,6 +292,14 @@ def test_an_assigned_worker_and_an_unassigned_one_without_rows_may_record(
     assert not record(yard, caller=grandfathered).created
 
 
+@mutation(
+    "cluck/services/daily_entries.py",
+    find=(
+        "flock = Flock.objects.for_tenant(caller.tenant).select_for_update().filter(pk=flock_id).fi"
+        "rst()"
+    ),
+    replace="flock = Flock.all_tenants.select_for_update().filter(pk=flock_id).first()",
+)
 def test_a_missing_and_another_farms_flock_are_the_same_not_found(yard: Farmyard) -> None:
     """Mutation: load the flock with ``Flock.all_tenants`` (no tenant predicate) → red (the
     foreign flock is found and an entry written on it from this farm)."""
@@ -301,6 +326,11 @@ def test_a_house_other_than_the_flocks_is_refused(yard: Farmyard) -> None:
     assert record(yard, house_id=yard.flock.house_id).created
 
 
+@mutation(
+    "cluck/models/flocks.py",
+    find="            return self.depleted_on is not None and date <= self.depleted_on",
+    replace="            return True",
+)
 def test_a_depleted_flock_takes_backfill_up_to_its_depletion_date_only(yard: Farmyard) -> None:
     """Mutation: make ``can_record_production_on`` return True for Depleted → red."""
     depleted_on = yard.farm.today() - dt.timedelta(days=5)
@@ -343,6 +373,19 @@ UNUSABLE_GRADES = {
 }
 
 
+@mutation(
+    "cluck/services/daily_entries.py",
+    find="bad = [gid for gid in grade_ids if gid not in found or not is_recordable(found[gid])]",
+    replace="bad = [gid for gid in grade_ids if gid not in found]",
+)
+@mutation(
+    "cluck/services/daily_entries.py",
+    find=(
+        "found = {g.pk: g for g in "
+        "EggGrade.objects.for_tenant(caller.tenant).filter(pk__in=grade_ids)}"
+    ),
+    replace="found = {g.pk: g for g in EggGrade.all_tenants.filter(pk__in=grade_ids)}",
+)
 @pytest.mark.parametrize("kind", list(UNUSABLE_GRADES))
 def test_grade_lines_must_name_active_saleable_manual_grades_of_this_farm(
     yard: Farmyard, kind: str
@@ -392,6 +435,16 @@ def test_recording_the_same_day_again_updates_the_draft_and_audits_an_update(
     assert actions(entry.pk) == ["DailyEntry.Create", "DailyEntry.Update"]
 
 
+@mutation(
+    "cluck/services/daily_entries.py",
+    find=(
+        "    if not created:\n"
+        "        # After every failure check: a rejected re-record leaves no trace."
+    ),
+    replace=(
+        "    if True:\n        # After every failure check: a rejected re-record leaves no trace."
+    ),
+)
 def test_a_new_entry_is_audited_as_create_only(yard: Farmyard) -> None:
     """Mutation: audit ``DailyEntry.Update`` unconditionally → red."""
     result = record(yard)
@@ -420,6 +473,11 @@ def test_grade_list_semantics_none_keeps_empty_clears_a_list_replaces(yard: Farm
     assert _lines(entry_id) == {}
 
 
+@mutation(
+    "cluck/services/daily_entries.py",
+    find="    if graded > entry.sellable_eggs:\n        raise DailyEntryGradesExceedTotalError",
+    replace="    if False:\n        raise DailyEntryGradesExceedTotalError",
+)
 def test_keeping_lines_that_no_longer_fit_the_new_counts_is_grades_exceed_total(
     yard: Farmyard,
 ) -> None:
@@ -453,6 +511,16 @@ def test_a_submitted_entry_is_immutable(yard: Farmyard) -> None:
 # --- submit ------------------------------------------------------------------------------------
 
 
+@mutation(
+    "cluck/services/daily_entries.py",
+    find=(
+        "    if entry.cracked_eggs and cracked_grade is not None:\n"
+        "        produced.append((cracked_grade.pk, entry.cracked_eggs))\n"
+        "    if entry.dirty_eggs and dirty_grade is not None:\n"
+        "        produced.append((dirty_grade.pk, entry.dirty_eggs))\n"
+    ),
+    replace="",
+)
 def test_submit_puts_each_line_and_each_counter_in_stock_and_records_mortality(
     yard: Farmyard,
 ) -> None:
@@ -499,6 +567,11 @@ def test_counters_without_an_active_saleable_grade_are_a_loss(yard: Farmyard) ->
     assert not BirdMovement.all_tenants.filter(daily_entry_id=entry_id).exists()
 
 
+@mutation(
+    "cluck/services/daily_entries.py",
+    find="    if graded != entry.sellable_eggs:",
+    replace="    if graded > entry.sellable_eggs:",
+)
 def test_submit_needs_grades_to_reconcile_exactly(yard: Farmyard) -> None:
     """Mutation: compare ``graded > sellable`` instead of ``!=`` in submit → red."""
     entry_id = record(
@@ -528,6 +601,14 @@ def test_a_day_with_nothing_sellable_submits_without_grade_lines(yard: Farmyard)
     assert list(lots.values_list("grade__name", "quantity_produced")) == [("Cracked", 5)]
 
 
+@mutation(
+    "cluck/services/daily_entries.py",
+    find=(
+        "    if entry.status != DailyEntry.Status.DRAFT:\n"
+        "        raise DailyEntryNotDraftError(entryStatus=entry.status)\n"
+    ),
+    replace="",
+)
 def test_submitting_twice_is_not_draft_and_adds_no_stock(yard: Farmyard) -> None:
     """Mutation: drop the Draft-only check in ``daily_entry_submit`` → red (the second submit
     loses only on the version predicate, but with that too removed it doubles the lots)."""
@@ -563,6 +644,14 @@ def test_submit_checks_the_flock_scope_and_the_tenant(yard: Farmyard) -> None:
     assert DailyEntry.all_tenants.get(pk=entry_id).status == "Draft"
 
 
+@mutation(
+    "cluck/services/flocks.py",
+    find=(
+        "    if not caller.actor.is_resolved or not caller.scope.is_resolved:\n"
+        "        raise ScopeUnresolvedError()\n"
+    ),
+    replace="",
+)
 def test_an_unresolved_caller_is_refused_by_the_write_guard(yard: Farmyard) -> None:
     """The unresolved RowScope *defaults* to unrestricted; the guard must not trust it.
 

@@ -24,6 +24,7 @@ from tests.factories import (
     provisioned_farm,
     sellable_lot,
 )
+from tests.mutations import mutation
 
 pytestmark = pytest.mark.django_db
 
@@ -47,6 +48,13 @@ def test_a_unique_name_resolves_case_and_space_insensitively(farm: Farm) -> None
     assert flock_resolve(caller=owner, name_or_id=str(white.pk)).flock_id == white.pk
 
 
+@mutation(
+    "cluck/selectors/flocks.py",
+    find="_with_birds_alive(flocks.filter(name__iexact=text), caller)",
+    replace=(
+        "_with_birds_alive(flocks.filter(name__iexact=text, status=Flock.Status.ACTIVE), caller)"
+    ),
+)
 def test_a_shared_name_is_ambiguous_across_statuses_with_candidates_by_id(farm: Farm) -> None:
     """Mutation: resolve among Active flocks only → red (the depleted namesake is hidden and
     the name "resolves" silently)."""
@@ -94,6 +102,11 @@ def test_an_unknown_name_is_not_found_listing_the_accessible_names(farm: Farm) -
     assert secret.name not in failure.value.message
 
 
+@mutation(
+    "cluck/selectors/flocks.py",
+    find="    flocks = accessible_flocks(caller)\n    if text.isdigit()",
+    replace="    flocks = Flock.objects.for_tenant(caller.tenant)\n    if text.isdigit()",
+)
 def test_resolution_counts_only_accessible_flocks(farm: Farm) -> None:
     """A Worker assigned to one of two namesakes gets that one, never an ambiguity that would
     reveal the other; by id, the unassigned one is simply not found.
@@ -129,6 +142,17 @@ def test_the_scope_note_appears_only_for_a_restricted_caller(farm: Farm) -> None
     assert flock_scope_note(caller=person_caller(farm=farm, roles=[])) is None  # no rows
 
 
+@mutation(
+    "cluck/selectors/flocks.py",
+    find='rows = list(_with_birds_alive(qs, caller).order_by("name", "id")[: limit + 1])',
+    replace=(
+        'rows = list(qs.select_related("house").order_by("name", "id")[: limit + 1])\n'
+        "    for row in rows:\n"
+        "        moved = BirdMovement.objects.for_tenant(caller.tenant).filter(flock_id=row.pk)\n"
+        '        total = moved.aggregate(total=Sum("quantity"))["total"] or 0\n'
+        "        row.birds_alive = row.initial_count - total"
+    ),
+)
 def test_birds_alive_is_initial_minus_movements_computed_in_one_query(farm: Farm) -> None:
     """Mutation: compute birds alive per row in Python (``flock.movements.aggregate``) → red
     (one extra query per flock)."""
@@ -213,6 +237,12 @@ def test_a_grade_resolves_by_name_or_id_and_a_miss_names_the_recordable_grades(
     assert foreign.value.code == "EggGrade.NotFound"
 
 
+@mutation("cluck/selectors/stock.py", find="        production_date__lte=day,\n", replace="")
+@mutation(
+    "cluck/selectors/stock.py",
+    find='        flock_scope_filter(caller, field="flock_id"),\n',
+    replace="",
+)
 def test_stock_excludes_restricted_and_later_lots_and_unreachable_flocks(farm: Farm) -> None:
     """Mutation: drop the ``production_date__lte`` filter in ``stock_summary`` → red; drop the
     scope filter → red for the Worker."""

@@ -31,6 +31,7 @@ from tenancy.tokens import bump_credential_epoch, digest, issue_token
 from tests.factories import FarmFactory, MembershipFactory, UserFactory
 from tests.mcp_tools import servers
 from tests.mcp_tools.servers import ROOT, free_port
+from tests.mutations import Edit, mutation
 
 STARTUP_SECONDS = 120
 
@@ -117,6 +118,21 @@ def serving(env: dict[str, str], *args: str) -> Iterator[Run]:
             pump.join(5)
 
 
+@mutation(
+    Edit(
+        "cluck/devserver.py",
+        find='        port = parse_port(os.environ.get("PORT"))\n        sock = claim_port(port)\n',
+        replace='        port = parse_port(os.environ.get("PORT"))\n',
+    ),
+    Edit(
+        "cluck/devserver.py",
+        find="        token, origin = demo_token(devdb.var_dir() / TOKEN_FILE, renew=renew)\n",
+        replace=(
+            "        token, origin = demo_token(devdb.var_dir() / TOKEN_FILE, renew=renew)\n"
+            "        sock = claim_port(port)\n"
+        ),
+    ),
+)
 @pytest.mark.e2e
 def test_a_busy_port_fails_before_anything_is_printed_or_issued(transactional_db, tmp_path):
     """Mutation: claim the port after ``demo_token`` in ``devserver.main`` → red."""
@@ -142,6 +158,19 @@ def test_a_busy_port_fails_before_anything_is_printed_or_issued(transactional_db
     assert not AccessToken.objects.exists()
 
 
+@mutation(
+    "cluck/devserver.py",
+    find="    if live is not None and safe and not renew:\n        return stored",
+    replace="    if False:\n        return stored",
+)
+@mutation(
+    "cluck/devserver.py",
+    find=(
+        "    fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)\n"
+        '    with os.fdopen(fd, "w") as file:'
+    ),
+    replace='    with open(temporary, "w") as file:',
+)
 @pytest.mark.e2e
 @pytest.mark.slow
 def test_the_demo_token_is_stored_0600_and_reused_until_renewed(transactional_db, tmp_path):
@@ -167,6 +196,22 @@ def test_the_demo_token_is_stored_0600_and_reused_until_renewed(transactional_db
     assert "reused from" in second.stdout
 
 
+@mutation(
+    "cluck/devserver.py",
+    find=(
+        "        if database is not None and database.started is not None:\n"
+        "            stop_started_database(database.started)\n"
+    ),
+    replace="",
+)
+@mutation(
+    "cluck/devserver.py",
+    find=(
+        "    for signum in (signal.SIGTERM, signal.SIGHUP):\n"
+        "        signal.signal(signum, _exit_on_signal)\n"
+    ),
+    replace="",
+)
 @pytest.mark.e2e
 @pytest.mark.slow
 def test_serve_stops_the_embedded_postgres_it_started_and_stop_db_stops_one_left_running(
@@ -210,6 +255,11 @@ def test_serve_stops_the_embedded_postgres_it_started_and_stop_db_stops_one_left
             devdb.stop_embedded(data_dir)
 
 
+@mutation(
+    "cluck/devserver.py",
+    find="    if running is not None:\n        return Database(",
+    replace="    if False:\n        return Database(",
+)
 def test_an_embedded_postgres_already_running_or_an_external_database_is_left_alone(
     monkeypatch, tmp_path
 ):
@@ -255,6 +305,11 @@ def test_a_live_stored_token_is_reused(demo_owner, tmp_path):
     assert devserver.demo_token(path, renew=False)[0] == raw
 
 
+@mutation(
+    "cluck/devserver.py",
+    find="    if live is not None and safe and not renew:\n        return stored",
+    replace="    if stored is not None and safe and not renew:\n        return stored",
+)
 @pytest.mark.parametrize("spoil", ["revoked", "expired", "superseded", "someone-else", "garbage"])
 def test_a_stored_token_that_no_longer_works_is_replaced(demo_owner, tmp_path, spoil):
     """Mutation: reuse whatever is stored without ``check_token`` → red."""

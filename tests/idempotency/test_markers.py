@@ -9,6 +9,7 @@ from django.urls import Resolver404, resolve
 
 from idempotency import ExemptView, exempt_views, exemption_of, handles_own_idempotency
 from idempotency.markers import HANDLES_OWN_IDEMPOTENCY, NEVER_REPLAY, all_views, never_replay
+from tests.mutations import mutation
 
 MARKER_URLS = "tests.testapps.idem.marker_urls"
 
@@ -37,11 +38,17 @@ def shipped(found: list[ExemptView]) -> set[tuple[str | None, str, str]]:
     return {(e.name, e.marker, e.reason) for e in found if not e.route.startswith("idem-test/")}
 
 
+@mutation(
+    "tenancy/api.py",
+    find="@keys_per_user\nclass TokenRevokeApi",
+    replace='@never_replayed("a second exempt view")\n@keys_per_user\nclass TokenRevokeApi',
+)
+@mutation("tenancy/api.py", find='@never_replayed("returns a live bearer token")\n', replace="")
 def test_the_exempt_views_are_exactly_the_expected_ones() -> None:
     """Walks the whole URL resolver.
 
-    Mutation: put ``never_replay`` (or ``handles_own_idempotency``) on a second view, e.g.
-    ``me-token-revoke`` in cluck/urls.py → red. Mutation: drop it from ``auth-login`` → red.
+    Mutation: put ``@never_replayed`` (or ``handles_own_idempotency``) on a second view, e.g.
+    ``TokenRevokeApi`` (``me-token-revoke``) → red. Mutation: drop it from ``auth-login`` → red.
     """
     walked = all_views()
     assert len(walked) >= 15  # sanity: the walk sees the whole API, includes flattened

@@ -23,6 +23,7 @@ from idempotency.fingerprint import sha256_hex
 from idempotency.models import IdempotencyRecord
 from tests.factories import FarmFactory, MembershipFactory, bearer_for
 from tests.idempotency.conftest import doctor_in_progress, effects
+from tests.mutations import Edit, mutation
 from tests.testapps.idem.controls import HOLDS
 from tests.testapps.idem.models import SideEffect
 
@@ -58,6 +59,13 @@ def record_for(farm: Any, path: str, key: str, method: str = "POST") -> Idempote
 # --- the gate -------------------------------------------------------------------------------------
 
 
+@mutation(
+    "idempotency/middleware.py",
+    find="problem = key_problem(raw_key)\n",
+    replace=(
+        "problem = key_problem(raw_key)\n        if raw_key is None:\n            return None\n"
+    ),
+)
 def test_a_tracked_write_without_a_key_is_refused_before_the_view(farm_client: Any) -> None:
     """Mutation: skip the missing-key check (treat it as untracked) → 201 → red."""
     client, farm = farm_client
@@ -100,11 +108,16 @@ def test_an_unresolved_tenant_is_not_tracked(api_client: APIClient, db: Any) -> 
     assert response.status_code == 401
 
 
+@mutation(
+    "tenancy/api.py",
+    find='@never_replayed("token creation returns the live secret once")\n',
+    replace="",
+)
 def test_a_never_replay_view_needs_no_key_and_is_never_stored(farm_client: Any) -> None:
     """``POST /api/v1/me/tokens/`` returns a live secret: never stored, never replayed.
 
-    Mutation: remove ``never_replay`` from ``me-token-list`` in cluck/urls.py → 400
-    KeyRequired → red.
+    Mutation: remove ``@never_replayed`` from ``TokenListCreateApi`` (``me-token-list``) →
+    400 KeyRequired → red.
     """
     client, _ = farm_client
     first = client.post("/api/v1/me/tokens/", {"name": "ci"}, format="json")
@@ -120,6 +133,14 @@ def test_a_never_replay_view_needs_no_key_and_is_never_stored(farm_client: Any) 
 # --- replay ---------------------------------------------------------------------------------------
 
 
+@mutation(
+    "idempotency/unit.py",
+    find=(
+        "cursor.execute(sql, params)\n"
+        "            return bool(cursor.rowcount == 1)\n\n    def _release"
+    ),
+    replace="return True\n\n    def _release",
+)
 def test_a_replay_returns_the_stored_response_and_writes_no_second_audit_row(
     farm_client: Any,
 ) -> None:
@@ -144,6 +165,11 @@ def test_the_query_string_is_not_part_of_the_operation(farm_client: Any) -> None
     assert customer_audits(farm) == 1
 
 
+@mutation(
+    "idempotency/middleware.py",
+    find='operation_key=sha256_hex(f"{method}:{request.path}")',
+    replace="operation_key=sha256_hex(method)",
+)
 def test_the_same_key_on_another_path_is_another_operation(farm_client: Any) -> None:
     """Mutation: hash only the method into the operation key → the second path replays the
     first → red."""
@@ -186,6 +212,11 @@ def test_an_async_view_runs_inside_the_unit(farm_client: Any) -> None:
 # --- failures are never cached --------------------------------------------------------------------
 
 
+@mutation(
+    "idempotency/unit.py",
+    find="        except _Rollback as rollback:\n            self._release(scope, owner)\n",
+    replace="        except _Rollback as rollback:\n",
+)
 def test_a_refused_request_releases_the_claim_so_the_corrected_one_runs(
     farm_client: Any,
 ) -> None:
@@ -204,6 +235,11 @@ def test_a_refused_request_releases_the_claim_so_the_corrected_one_runs(
     assert customer_audits(farm) == 1
 
 
+@mutation(
+    "idempotency/middleware.py",
+    find="if 200 <= response.status_code < 300:",
+    replace="if True:",
+)
 @pytest.mark.parametrize("status", [422, 409, 500, 503])
 def test_a_non_2xx_response_rolls_the_views_writes_back_and_is_not_stored(
     farm_client: Any, status: int
@@ -230,6 +266,11 @@ def test_a_view_exception_rolls_back_and_releases(farm_client: Any) -> None:
 # --- brief §4.13, on POST /api/v1/customers/ ------------------------------------------------------
 
 
+@mutation(
+    "idempotency/unit.py",
+    find='if row["fingerprint"] and row["fingerprint"] != scope.fingerprint:',
+    replace="if False:",
+)
 def test_same_key_different_body_is_refused_and_the_handler_never_ran(farm_client: Any) -> None:
     """§4.13 (1). Mutation: drop the fingerprint comparison in the claim inspection → the
     second body is answered with the first's replay (201) → red."""
@@ -242,6 +283,11 @@ def test_same_key_different_body_is_refused_and_the_handler_never_ran(farm_clien
     assert customer_audits(farm) == 1
 
 
+@mutation(
+    "idempotency/unit.py",
+    find="if row is not None:\n                # A different request is never stolen over",
+    replace="if False:\n                # A different request is never stolen over",
+)
 @override_settings(IDEMPOTENCY_MAX_WAIT_SECONDS=0.5)
 def test_an_abandoned_claim_is_stolen_and_the_handler_runs_again(farm_client: Any) -> None:
     """§4.13 (2): the completed row doctored back to somebody's claim whose lease expired 5 min
@@ -261,6 +307,11 @@ def test_an_abandoned_claim_is_stolen_and_the_handler_runs_again(farm_client: An
     assert customer_audits(farm) == 2
 
 
+@mutation(
+    "idempotency/middleware.py",
+    find="tenant_id=str(tenant_id),",
+    replace='tenant_id="one-tenant",',
+)
 def test_two_farms_with_the_same_literal_key_both_execute(member_client: Any) -> None:
     """§4.13 (3). Mutation: a constant ``tenant_id`` in the middleware's scope → farm B gets
     farm A's replay → red."""
@@ -275,6 +326,11 @@ def test_two_farms_with_the_same_literal_key_both_execute(member_client: Any) ->
     assert customer_audits(member_b.tenant) == 1
 
 
+@mutation(
+    "idempotency/unit.py",
+    find="                        lease_expires_at__lt=now,\n",
+    replace="",
+)
 @override_settings(IDEMPOTENCY_LEASE_SECONDS=60, IDEMPOTENCY_MAX_WAIT_SECONDS=1)
 def test_a_live_competing_lease_answers_409_within_the_budget(farm_client: Any) -> None:
     """§4.13 (4): a claim whose lease ends in 10 min; the resend waits 1 s, then 409.
@@ -299,6 +355,11 @@ def test_a_live_competing_lease_answers_409_within_the_budget(farm_client: Any) 
 # --- user-scoped keys (/api/v1/me) ----------------------------------------------------------------
 
 
+@mutation(
+    "idempotency/middleware.py",
+    find="if keys_are_user_scoped(view_func) or _is_user_scoped(request.path):",
+    replace="if False:",
+)
 def test_two_users_of_one_farm_with_the_same_key_on_their_own_me_write_both_execute(
     db: Any,
 ) -> None:
@@ -324,6 +385,14 @@ def test_two_users_of_one_farm_with_the_same_key_on_their_own_me_write_both_exec
 # --- a lease stolen mid-execution, over HTTP ------------------------------------------------------
 
 
+@mutation(
+    Edit(
+        "idempotency/unit.py",
+        find='"AND lease_owner = %s AND status = %s"',
+        replace='"AND status = %s"',
+    ),
+    Edit("idempotency/unit.py", find='            prep("lease_owner", owner),\n', replace=""),
+)
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 @override_settings(IDEMPOTENCY_LEASE_SECONDS=0.3, IDEMPOTENCY_MAX_WAIT_SECONDS=5)

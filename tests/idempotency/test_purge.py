@@ -14,6 +14,7 @@ from django.utils import timezone
 
 from idempotency.models import IdempotencyRecord
 from idempotency.purge import delete_completed_batch, purge
+from tests.mutations import Edit, mutation
 
 pytestmark = pytest.mark.django_db
 HOUR = timedelta(hours=1)
@@ -46,6 +47,24 @@ def alive(*rows: IdempotencyRecord) -> list[bool]:
     return [r.pk in present for r in rows]
 
 
+@mutation(
+    Edit(
+        "idempotency/purge.py",
+        find=(
+            ".filter(status=IdempotencyRecord.Status.COMPLETED, completed_at__lt=cutoff)\n"
+            '            .order_by("completed_at", "pk")'
+        ),
+        replace=(
+            ".filter(status=IdempotencyRecord.Status.COMPLETED, created_at__lt=cutoff)\n"
+            '            .order_by("created_at", "pk")'
+        ),
+    ),
+    Edit(
+        "idempotency/purge.py",
+        find="pk__in=ids, status=IdempotencyRecord.Status.COMPLETED, completed_at__lt=cutoff",
+        replace="pk__in=ids, status=IdempotencyRecord.Status.COMPLETED, created_at__lt=cutoff",
+    ),
+)
 def test_completed_rows_go_by_completion_time_not_creation_time() -> None:
     """A claim created long ago but completed recently (stolen late) stays replayable.
 
@@ -59,6 +78,7 @@ def test_completed_rows_go_by_completion_time_not_creation_time() -> None:
     assert alive(old, late, fresh) == [False, True, True]
 
 
+@mutation("idempotency/purge.py", find="            lease_expires_at__lt=now,\n", replace="")
 def test_abandoned_claims_go_only_when_their_lease_expired_and_they_are_old() -> None:
     """Mutation: drop ``lease_expires_at__lt=now`` from the abandoned DELETE → the renewed
     (just stolen) old claim is deleted under its new owner → red."""
@@ -80,6 +100,11 @@ def test_batches_are_bounded_and_oldest_first() -> None:
     assert not IdempotencyRecord.objects.exists()
 
 
+@mutation(
+    "idempotency/purge.py",
+    find=".filter(pk__in=ids, status=IdempotencyRecord.Status.COMPLETED, completed_at__lt=cutoff)",
+    replace=".filter(pk__in=ids)",
+)
 def test_a_batch_delete_rechecks_its_predicate() -> None:
     """Between selecting a batch and deleting it, another host may have changed a row (here
     its completion moved inside the retention). The DELETE must keep it.

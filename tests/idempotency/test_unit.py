@@ -27,12 +27,19 @@ from idempotency import (
 )
 from idempotency.models import IdempotencyRecord
 from tests.idempotency.conftest import effects, foreign_claim, make_scope
+from tests.mutations import Edit, mutation
 from tests.testapps.idem.models import SideEffect
 
 
-@pytest.fixture(params=["autocommit", "outer-transaction"])
+@pytest.fixture(
+    params=[
+        # Marks, not getfixturevalue("db"): pytest-django creates the test database only for
+        # items that declare it, so a selection of these tests alone would meet an empty one.
+        pytest.param("autocommit", marks=pytest.mark.django_db(transaction=True)),
+        pytest.param("outer-transaction", marks=pytest.mark.django_db),
+    ]
+)
 def txmode(request: pytest.FixtureRequest) -> str:
-    request.getfixturevalue("transactional_db" if request.param == "autocommit" else "db")
     return str(request.param)
 
 
@@ -70,6 +77,14 @@ def test_first_run_executes_and_publishes_in_one_step(txmode: str) -> None:
     assert effects() == ["first"]
 
 
+@mutation(
+    "idempotency/unit.py",
+    find=(
+        "cursor.execute(sql, params)\n"
+        "            return bool(cursor.rowcount == 1)\n\n    def _release"
+    ),
+    replace="return True\n\n    def _release",
+)
 def test_replay_returns_the_stored_result_without_running_work(txmode: str, never: Any) -> None:
     """Mutation: publish UPDATE removed (row never completed) → second run waits → InProgress →
     red."""
@@ -80,6 +95,7 @@ def test_replay_returns_the_stored_result_without_running_work(txmode: str, neve
     assert effects() == ["once"]
 
 
+@mutation("idempotency/unit.py", find='if connection.vendor != "postgresql":', replace="if True:")
 @pytest.mark.postgres
 def test_a_replay_is_one_statement_on_postgresql(txmode: str, never: Any) -> None:
     """The claim attempt and the read of the row holding the key share one round trip.
@@ -94,6 +110,11 @@ def test_a_replay_is_one_statement_on_postgresql(txmode: str, never: Any) -> Non
     assert len(queries) == 1, [q["sql"] for q in queries]
 
 
+@mutation(
+    "idempotency/unit.py",
+    find="        except _Rollback as rollback:\n            self._release(scope, owner)\n",
+    replace="        except _Rollback as rollback:\n",
+)
 def test_failure_rolls_back_releases_the_claim_and_a_corrected_retry_runs_at_once(
     txmode: str,
 ) -> None:
@@ -109,6 +130,11 @@ def test_failure_rolls_back_releases_the_claim_and_a_corrected_retry_runs_at_onc
     assert effects() == ["corrected"]
 
 
+@mutation(
+    "idempotency/unit.py",
+    find='if row["fingerprint"] and row["fingerprint"] != scope.fingerprint:',
+    replace="if False:",
+)
 def test_same_key_other_fingerprint_is_a_conflict_and_work_never_runs(
     txmode: str, never: Any
 ) -> None:
@@ -120,14 +146,42 @@ def test_same_key_other_fingerprint_is_a_conflict_and_work_never_runs(
     assert effects() == ["original"]
 
 
+@mutation(
+    "idempotency/unit.py",
+    find="fingerprint=scope.fingerprint,\n                        status=in_progress,",
+    replace="status=in_progress,",
+)
 def test_an_expired_claim_with_another_fingerprint_is_never_stolen(txmode: str, never: Any) -> None:
-    """Mutation: drop ``fingerprint=`` from the steal predicate → the other request steals the
-    claim and runs → red."""
+    """The look before the steal refuses another request's claim (``KeyConflict``); the steal's
+    own predicate must refuse it too, for a row that changes hands between the look and the
+    steal: the look sees our request's abandoned claim, the steal meets another request's.
+
+    Mutation: drop ``fingerprint=`` from the steal predicate → the other request's claim is
+    stolen and the work runs → red."""
     scope = make_scope()
     foreign_claim(scope, lease_delta=timedelta(minutes=-5), fingerprint="e" * 64)
     assert IdempotentUnit().run(scope, never) == KeyConflict()
 
+    raced = make_scope()
+    foreign_claim(raced, lease_delta=timedelta(minutes=-5))
 
+    class ChangesHandsAfterTheLook(IdempotentUnit):
+        def _insert_or_inspect(self, *args: Any) -> Any:
+            seen = super()._insert_or_inspect(*args)
+            IdempotencyRecord.objects.filter(caller_key=raced.caller_key).update(
+                fingerprint="e" * 64
+            )
+            return seen
+
+    unit = ChangesHandsAfterTheLook(max_wait_seconds=1, poll_interval=0.01)
+    assert unit.run(raced, never) == KeyConflict()
+
+
+@mutation(
+    "idempotency/unit.py",
+    find="if row is not None:\n                # A different request is never stolen over",
+    replace="if False:\n                # A different request is never stolen over",
+)
 def test_an_abandoned_claim_is_stolen_and_the_work_runs(txmode: str) -> None:
     """Mutation: steal UPDATE removed → the expired claim blocks until the wait budget →
     InProgress → red."""
@@ -138,6 +192,11 @@ def test_an_abandoned_claim_is_stolen_and_the_work_runs(txmode: str) -> None:
     assert effects() == ["rerun"]
 
 
+@mutation(
+    "idempotency/unit.py",
+    find="                        lease_expires_at__lt=now,\n",
+    replace="",
+)
 def test_a_live_competitor_past_the_wait_budget_is_in_progress(txmode: str, never: Any) -> None:
     """Mutation: drop ``lease_expires_at__lt=now`` from the steal predicate (a live lease is
     stolen) → the work runs → red."""
@@ -161,6 +220,11 @@ def test_two_tenants_with_the_same_key_both_execute(txmode: str) -> None:
     assert effects() == ["a", "b"]
 
 
+@mutation(
+    "idempotency/unit.py",
+    find="return replay\n            self._release(scope, owner)\n            raise",
+    replace="return replay\n            raise",
+)
 def test_an_exception_rolls_back_releases_and_is_reraised_without_retrying(txmode: str) -> None:
     """Mutation: no ``_release`` in the exception path → the retry answers InProgress → red."""
     scope = make_scope()
@@ -209,6 +273,11 @@ def test_run_inside_a_callers_transaction_leaves_it_usable(db: Any) -> None:
     assert effects() == ["caller", "inner"]
 
 
+@mutation(
+    "idempotency/unit.py",
+    find="replay = self._probe_own(scope, owner)",
+    replace="replay = None",
+)
 @pytest.mark.django_db(transaction=True)
 def test_ambiguous_commit_replays_our_own_published_result() -> None:
     """The commit lands, then the caller sees an exception (a lost acknowledgement, simulated
@@ -231,6 +300,14 @@ def test_ambiguous_commit_replays_our_own_published_result() -> None:
     assert effects() == ["landed"]
 
 
+@mutation(
+    Edit(
+        "idempotency/unit.py",
+        find='"AND lease_owner = %s AND status = %s"',
+        replace='"AND status = %s"',
+    ),
+    Edit("idempotency/unit.py", find='            prep("lease_owner", owner),\n', replace=""),
+)
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_lease_stolen_mid_execution_rolls_the_losers_work_back() -> None:

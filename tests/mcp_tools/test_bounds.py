@@ -13,6 +13,7 @@ from django.db import connection
 from django.test import override_settings
 
 from mcp_tools import calls
+from tests.mutations import Edit, mutation
 from tests.testapps.mcp_fixtures import controls
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -33,6 +34,11 @@ def _wait_for(condition, timeout=10.0):
         time.sleep(0.01)
 
 
+@mutation(
+    "mcp_tools/calls.py",
+    find="            if self.in_use >= limit:\n                return False\n",
+    replace="",
+)
 @override_settings(MCP_TOOLS_MAX_CONCURRENT_CALLS=1)
 def test_a_call_beyond_the_concurrency_limit_is_overloaded(mcp_client):
     """Mutation: make ``_Slots.try_acquire`` always succeed → red."""
@@ -56,6 +62,29 @@ def test_a_call_beyond_the_concurrency_limit_is_overloaded(mcp_client):
     assert other.call("mcptest_whoami")["result"]["isError"] is False
 
 
+@mutation(
+    Edit(
+        "mcp_tools/calls.py",
+        find="            close_old_connections()\n            slots.release()\n",
+        replace="            close_old_connections()\n",
+    ),
+    Edit(
+        "mcp_tools/calls.py",
+        find=(
+            "        return await "
+            "asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), timeout)\n"
+            "    except TimeoutError:\n"
+        ),
+        replace=(
+            "        result = await "
+            "asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), timeout)\n"
+            "        slots.release()\n"
+            "        return result\n"
+            "    except TimeoutError:\n"
+            "        slots.release()\n"
+        ),
+    ),
+)
 @override_settings(MCP_TOOLS_MAX_CONCURRENT_CALLS=1, MCP_TOOLS_CALL_TIMEOUT_SECONDS=0.3)
 def test_a_timed_out_tool_keeps_its_slot_until_it_really_returns(mcp_client):
     """The deadline answers the client; the thread still runs and still holds its slot.

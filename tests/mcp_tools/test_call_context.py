@@ -15,6 +15,7 @@ from cluck.roles import FARM_ROLES
 from mcp_tools import CallContext, CallContextRefusedError
 from mcp_tools.context import request_in_flight
 from tenancy import ActorContext, RowScope, TenantContext
+from tests.mutations import mutation
 
 
 def _request(*, tenant=True, actor="person", scope="unrestricted"):
@@ -58,6 +59,11 @@ def _refusal(request, tenant=None) -> str:
     return info.value.reason
 
 
+@mutation(
+    "mcp_tools/context.py",
+    find="if request is None or _request_in_flight.get() is not request:",
+    replace="if request is None:",
+)
 def test_refused_when_no_request_is_in_flight():
     """Building outside the view's handling of this request is refused.
 
@@ -74,6 +80,14 @@ def test_refused_when_no_request_is_in_flight():
     assert info.value.reason == "no HTTP request is in flight"
 
 
+@mutation(
+    "mcp_tools/context.py",
+    find=(
+        'if tenant is not getattr(request, "tenant", None) or not isinstance(tenant, '
+        "TenantContext):"
+    ),
+    replace="if tenant.id != request.tenant.id or not isinstance(tenant, TenantContext):",
+)
 def test_refused_when_the_tenant_is_an_equal_object_from_another_scope():
     """Guard 5: same farm, different instance → refused (identity, not equality).
 
@@ -86,12 +100,25 @@ def test_refused_when_the_tenant_is_an_equal_object_from_another_scope():
     assert _refusal(request, twin) == "the tenant was resolved outside the HTTP request's scope"
 
 
+@mutation(
+    "mcp_tools/context.py",
+    find=(
+        "        if not tenant.is_resolved:\n"
+        "            raise CallContextRefusedError(REASON_TENANT_UNRESOLVED)\n"
+    ),
+    replace="",
+)
 def test_refused_when_the_tenant_is_unresolved():
     """Guard 1. Mutation: delete the ``tenant.is_resolved`` check → red (the actor is
     resolved, so no later clause catches it)."""
     assert _refusal(_request(tenant=False)) == "the tenant is unresolved"
 
 
+@mutation(
+    "mcp_tools/context.py",
+    find="if not isinstance(actor, ActorContext) or not actor.is_resolved:",
+    replace="if not isinstance(actor, ActorContext):",
+)
 def test_refused_when_the_actor_is_unresolved():
     """Guard 2 (its own reason string, so the clause is individually killable).
 
@@ -100,12 +127,25 @@ def test_refused_when_the_actor_is_unresolved():
     assert _refusal(_request(actor=None)) == "the actor is unresolved"
 
 
+@mutation(
+    "mcp_tools/context.py",
+    find=(
+        "        if actor.is_system or actor.user_id is None:\n"
+        "            raise CallContextRefusedError(REASON_SYSTEM_ACTOR)\n"
+    ),
+    replace="",
+)
 def test_refused_when_the_actor_is_a_system_actor():
     """Guard 4. Mutation: delete the ``is_system or user_id is None`` check → red (a system
     actor is resolved and has a resolved scope, so construction would succeed)."""
     assert _refusal(_request(actor="system")) == "the actor is a system actor"
 
 
+@mutation(
+    "mcp_tools/context.py",
+    find="if not isinstance(scope, RowScope) or not scope.is_resolved:",
+    replace="if not isinstance(scope, RowScope):",
+)
 def test_refused_when_the_row_scope_is_unresolved():
     """Guard 3: an unresolved scope reports unrestricted=True and must still be refused.
 
@@ -116,6 +156,11 @@ def test_refused_when_the_row_scope_is_unresolved():
     assert _refusal(request) == "the row scope is unresolved"
 
 
+@mutation(
+    "mcp_tools/context.py",
+    find="if not isinstance(scope, RowScope) or not scope.is_resolved:",
+    replace="if not isinstance(scope, RowScope) or scope.is_unrestricted:",
+)
 def test_owner_with_a_farm_wide_scope_builds_and_is_pinned_whole():
     """Guard 3b: the check reads ``is_resolved``, not ``is_unrestricted``.
 
@@ -159,6 +204,14 @@ def test_restricted_scope_is_reported():
     assert ctx.row_ids == frozenset({3, 5})
 
 
+@mutation(
+    "mcp_tools/context.py",
+    find=(
+        "        if self._factory is not _FACTORY:\n"
+        "            raise CallContextRefusedError(REASON_NOT_FROM_FACTORY)\n"
+    ),
+    replace="        pass\n",
+)
 def test_the_context_cannot_be_constructed_directly_or_mutated():
     """No half-built instance: only the factory makes one; it is frozen.
 

@@ -11,6 +11,7 @@ from mcp_tools.checks import (
     TENANCY_MIDDLEWARE,
     check_middleware,
 )
+from tests.mutations import mutation
 
 
 def _ids(messages: list[Any]) -> set[str]:
@@ -21,6 +22,11 @@ def test_the_project_middleware_passes(settings: Any) -> None:
     assert check_middleware() == []
 
 
+@mutation(
+    "mcp_tools/checks.py",
+    find="    elif TENANCY_MIDDLEWARE in middleware and middleware.index(",
+    replace="    elif False and middleware.index(",
+)
 @pytest.mark.parametrize(
     ("change", "expected"),
     [

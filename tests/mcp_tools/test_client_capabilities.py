@@ -7,6 +7,7 @@ import json
 import pytest
 
 from tests.mcp_tools.conftest import modern_meta
+from tests.mutations import mutation
 from tests.tool_errors import tool_error
 
 pytestmark = pytest.mark.django_db
@@ -27,6 +28,11 @@ def _modern_call(client, name: str, capabilities: dict) -> tuple[int, dict]:
     return response.status_code, json.loads(response.content)
 
 
+@mutation(
+    "mcp_tools/protocol.py",
+    find="return [name for name in spec.required_client_capabilities if name not in declared]",
+    replace="return []",
+)
 def test_an_undeclared_capability_is_minus_32021_with_http_400_and_the_tool_never_runs(
     mcp_client,
 ):

@@ -16,6 +16,7 @@ from tenancy import AuthenticationFailedError, bearer_challenge
 from tenancy.models import AccessToken
 from tenancy.tokens import bump_credential_epoch
 from tests.mcp_tools.conftest import HANDSHAKE, MODERN, McpClient, modern_meta
+from tests.mutations import mutation
 from tests.tool_errors import tool_error
 
 pytestmark = pytest.mark.django_db
@@ -93,6 +94,16 @@ def _expire(membership) -> None:
     )
 
 
+@mutation(
+    "mcp_tools/views.py",
+    find="@handles_own_idempotency\n@renders_authentication_failure\n",
+    replace="@handles_own_idempotency\n",
+)
+@mutation(
+    "mcp_tools/views.py",
+    find='failure, request=request, realm=None if failure else "mcp"',
+    replace='None, request=request, realm=None if failure else "mcp"',
+)
 @pytest.mark.parametrize(
     ("spoil", "code"),
     [
@@ -129,6 +140,15 @@ def test_a_refused_bearer_gets_the_same_jsonrpc_401_as_a_missing_one(mcp_client,
     assert body["error"]["message"] in challenge
 
 
+@mutation(
+    "mcp_tools/views.py",
+    find=(
+        '"WWW-Authenticate": bearer_challenge(\n'
+        '                failure, request=request, realm=None if failure else "mcp"\n'
+        "            )"
+    ),
+    replace='"WWW-Authenticate": \'Bearer error="invalid_token"\'',
+)
 def test_mcp_and_rest_send_the_same_challenge_for_the_same_refused_bearer(mcp_client):
     """The challenge is built in one place (``tenancy.bearer_challenge``).
 
@@ -148,6 +168,20 @@ def test_mcp_and_rest_send_the_same_challenge_for_the_same_refused_bearer(mcp_cl
     assert on_mcp.startswith(bearer_challenge(error) + ", resource_metadata=")
 
 
+@mutation(
+    "mcp_tools/views.py",
+    find=(
+        '    tenant = getattr(request, "tenant", None)\n'
+        "    if not isinstance(tenant, TenantContext)"
+    ),
+    replace=(
+        '    if request.method != "POST":\n'
+        "        return _error(405, -32600, "
+        '"Method not allowed: this endpoint serves POST only")\n'
+        '    tenant = getattr(request, "tenant", None)\n'
+        "    if not isinstance(tenant, TenantContext)"
+    ),
+)
 @pytest.mark.parametrize("bearer", ["refused", "missing"])
 def test_origin_comes_before_authentication_and_authentication_before_the_method(
     mcp_client, bearer
@@ -177,6 +211,19 @@ def test_accept_without_json_is_406(mcp_client):
     assert mcp_client().message("ping", Accept="text/event-stream").status_code == 406
 
 
+@mutation("cluck/settings.py", find='    "mcp_tools.middleware.BodyCapMiddleware",\n', replace="")
+@mutation(
+    "mcp_tools/middleware.py",
+    find=(
+        "        refused = check_body(request)\n"
+        "        return refused if refused is not None else self.get_response(request)"
+    ),
+    replace=(
+        "        response = self.get_response(request)\n"
+        "        refused = check_body(request)\n"
+        "        return refused if refused is not None else response"
+    ),
+)
 def test_oversized_body_is_413_before_authentication(db, django_assert_num_queries):
     """Guard 29: the cap runs before auth — a well-formed but unknown bearer with a big body
     gets 413, not 401, and the token is never looked up (no query at all).
@@ -196,6 +243,15 @@ def test_oversized_body_is_413_before_authentication(db, django_assert_num_queri
     assert _json(response)["error"]["code"] == -32600
 
 
+@mutation(
+    "mcp_tools/middleware.py",
+    find='    declared = request.META.get("CONTENT_LENGTH")\n',
+    replace=(
+        '    declared = request.META.get("CONTENT_LENGTH")\n'
+        "    if not declared:\n"
+        "        return None\n"
+    ),
+)
 @override_settings(MCP_TOOLS_MAX_BODY_BYTES=100)
 def test_body_cap_counts_bytes_actually_read_not_only_content_length():
     """A body longer than its (absent) Content-Length is still refused.
@@ -288,6 +344,9 @@ def test_initialize_negotiates_and_creates_no_session(mcp_client):
     assert old["result"]["protocolVersion"] == "2025-03-26"
 
 
+@mutation(
+    "mcp_tools/views.py", find="@csrf_exempt\n@handles_own_idempotency\n", replace="@csrf_exempt\n"
+)
 def test_initialize_and_tools_list_need_no_idempotency_key(mcp_client):
     """Guard 18: the view is exempt from the HTTP adapter (it carries the marker).
 
@@ -315,6 +374,15 @@ def test_ping_and_unknown_methods_in_the_handshake_era(mcp_client):
     assert _json(response)["error"]["code"] == -32601
 
 
+@mutation(
+    "mcp_tools/views.py",
+    find='era = protocol.detect_era(request.headers.get("MCP-Protocol-Version"), message)',
+    replace=(
+        "era = mcp_view.__dict__.setdefault(\n"
+        '        "era", protocol.detect_era(request.headers.get("MCP-Protocol-Version"), message)\n'
+        "    )"
+    ),
+)
 def test_no_session_state_survives_between_requests(mcp_client):
     """Guard 8: a second request never sees anything of the first.
 
@@ -465,6 +533,11 @@ def test_content_block_tools_return_their_blocks(mcp_client):
     assert "structuredContent" not in result
 
 
+@mutation(
+    "mcp_tools/views.py",
+    find='if usage is not None and usage["should_limit"]:',
+    replace="if False:",
+)
 @override_settings(MCP_TOOLS_RATE="2/m")
 def test_rate_limit_per_token_is_429_with_retry_after(mcp_client):
     """Mutation: skip the ``usage.should_limit`` check in the view → red."""
@@ -492,6 +565,21 @@ OAUTH_PROBES = [
 ]
 
 
+@mutation(
+    "mcp_tools/views.py",
+    find="@csrf_exempt\n@ignores_ambient_credentials\ndef oauth_not_offered",
+    replace="@csrf_exempt\ndef oauth_not_offered",
+)
+@mutation(
+    "mcp_tools/views.py",
+    find="@csrf_exempt\n@ignores_ambient_credentials\ndef oauth_not_offered",
+    replace="@ignores_ambient_credentials\ndef oauth_not_offered",
+)
+@mutation(
+    "mcp_tools/urls.py",
+    find='    path("register", oauth_not_offered, name="mcp-oauth-register"),\n',
+    replace="",
+)
 @pytest.mark.parametrize(("method", "path"), OAUTH_PROBES)
 def test_oauth_probes_get_a_json_404_that_says_what_to_do(mcp_client, method, path):
     """mcp-remote quotes the /register body as its fatal error: it must be JSON and say why.

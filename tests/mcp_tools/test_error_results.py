@@ -17,6 +17,7 @@ from mcp_tools import ToolFailure
 from mcp_tools.calls import error_result, failure_result, internal_error_result
 from mcp_tools.surfaces import active_catalogue
 from tests.mcp_tools.conftest import ROLE_NAMES
+from tests.mutations import mutation
 from tests.tool_errors import tool_error
 
 
@@ -36,6 +37,18 @@ def _every_tool() -> list[Any]:
     return list(active_catalogue().specs)
 
 
+@mutation(
+    "mcp_tools/calls.py",
+    find='        "isError": True,\n    }\n\n\ndef failure_result',
+    replace=(
+        '        "isError": True,\n'
+        '        "structuredContent": {"error": error},\n'
+        "    }\n"
+        "\n"
+        "\n"
+        "def failure_result"
+    ),
+)
 def test_every_framework_error_result_is_accepted_by_a_conforming_client():
     """Mutation: put ``structuredContent: {"error": …}`` back into ``calls.error_result`` → red
     for every tool that declares an ``outputSchema``."""
@@ -52,6 +65,18 @@ def test_every_framework_error_result_is_accepted_by_a_conforming_client():
             assert tool_error(result)["code"]
 
 
+@mutation(
+    "mcp_tools/calls.py",
+    find='        "isError": True,\n    }\n\n\ndef failure_result',
+    replace=(
+        '        "isError": True,\n'
+        '        "structuredContent": {"error": error},\n'
+        "    }\n"
+        "\n"
+        "\n"
+        "def failure_result"
+    ),
+)
 @pytest.mark.django_db
 def test_every_visible_tool_answers_bad_arguments_with_an_error_a_client_accepts(mcp_client):
     """Walk every registered tool through the real endpoint with arguments no schema admits.

@@ -23,6 +23,7 @@ from mcp_tools.registry import (
     default_registry,
 )
 from tenancy import ActorContext, RowScope, TenantContext
+from tests.mutations import Edit, mutation
 
 
 class Out(BaseModel):
@@ -45,6 +46,11 @@ def test_bad_names_are_refused(name):
         def fn(ctx: CallContext) -> Out: ...
 
 
+@mutation(
+    "mcp_tools/registry.py",
+    find="        if existing is not None and existing.qualname != spec.qualname:",
+    replace="        if False:",
+)
 def test_duplicate_names_are_a_start_up_error():
     """Mutation: make ``Registry.add`` overwrite silently → red."""
     registry = Registry()
@@ -105,6 +111,11 @@ BANNED = [
 ]
 
 
+@mutation(
+    "mcp_tools/registry.py",
+    find="    from django.apps.registry import Apps\n",
+    replace="    return ()\n    from django.apps.registry import Apps\n",
+)
 @pytest.mark.parametrize("annotation", BANNED, ids=repr)
 def test_banned_parameter_types_are_refused(annotation):
     """Guard 7's rule at registration. Mutation: empty ``_banned_types`` → red."""
@@ -220,6 +231,14 @@ def test_the_walk_covers_real_tools():
     assert len(ALL_TOOLS) >= 5
 
 
+@mutation(
+    "mcp_tools/registry.py",
+    find="        self._tools[spec.name] = spec\n",
+    replace=(
+        '        self._tools[spec.name] = __import__("dataclasses").replace(spec, fn=lambda *, x: '
+        "x)\n"
+    ),
+)
 @pytest.mark.parametrize("spec", ALL_TOOLS, ids=lambda s: s.name)
 def test_every_tool_takes_the_call_context_first(spec):
     """Guard 6. Mutation: register a tool whose first parameter is not ``CallContext`` by
@@ -229,6 +248,26 @@ def test_every_tool_takes_the_call_context_first(spec):
     assert params and typing.get_type_hints(spec.fn)[params[0].name] is CallContext
 
 
+@mutation(
+    Edit(
+        "mcp_tools/registry.py",
+        find="        self._tools[spec.name] = spec\n",
+        replace=(
+            "        self._tools[spec.name] = "
+            '__import__("dataclasses").replace(spec, fn=_takes_request)\n'
+        ),
+    ),
+    Edit(
+        "mcp_tools/registry.py",
+        find="default_registry = Registry()\n",
+        replace=(
+            "from django.http import HttpRequest  # noqa: E402\n\n\n"
+            "def _takes_request(ctx: CallContext, *, request: HttpRequest) -> None:\n"
+            "    return None\n\n\n"
+            "default_registry = Registry()\n"
+        ),
+    ),
+)
 @pytest.mark.parametrize("spec", ALL_TOOLS, ids=lambda s: s.name)
 def test_no_tool_takes_ambient_identity_a_db_handle_or_a_locator(spec):
     """Guard 7. Mutation: register a ``ToolSpec`` whose fn takes ``request: HttpRequest``
@@ -238,6 +277,14 @@ def test_no_tool_takes_ambient_identity_a_db_handle_or_a_locator(spec):
         assert banned_parameter_type(hints[param.name]) is None, param.name
 
 
+@mutation(
+    "mcp_tools/registry.py",
+    find="        self._tools[spec.name] = spec\n",
+    replace=(
+        '        self._tools[spec.name] = __import__("dataclasses").replace(spec, mirrors=(), '
+        "mirrors_no_route=None)\n"
+    ),
+)
 @pytest.mark.parametrize("spec", ALL_TOOLS, ids=lambda s: s.name)
 def test_every_tool_declares_a_mirror_or_a_reason(spec):
     """Guard 13. Mutation: ``dataclasses.replace(spec, mirrors=(), mirrors_no_route=None)`` in
@@ -245,6 +292,32 @@ def test_every_tool_declares_a_mirror_or_a_reason(spec):
     assert bool(spec.mirrors) != bool(spec.mirrors_no_route)
 
 
+@mutation(
+    Edit(
+        "mcp_tools/registry.py",
+        find=(
+            "            args_model = create_model(  # type: ignore[call-overload]\n"
+            "                arg_model_name,\n"
+            "                __base__=user_model,\n"
+            "                **{IDEMPOTENCY_KEY_FIELD: _idempotency_key_field()},\n"
+            "            )\n"
+        ),
+        replace="            args_model = user_model\n",
+    ),
+    Edit(
+        "mcp_tools/registry.py",
+        find=(
+            "        if not read_only:\n"
+            "            fields[IDEMPOTENCY_KEY_FIELD] = _idempotency_key_field()\n"
+        ),
+        replace="",
+    ),
+    Edit(
+        "mcp_tools/registry.py",
+        find="    if not read_only and (\n        IDEMPOTENCY_KEY_ALIAS not in",
+        replace="    if False and (\n        IDEMPOTENCY_KEY_ALIAS not in",
+    ),
+)
 @pytest.mark.parametrize("spec", [s for s in ALL_TOOLS if not s.read_only], ids=lambda s: s.name)
 def test_every_write_tool_takes_a_required_idempotency_key(spec):
     """Guard 21 (keyed on read_only being false). Mutation: skip the injection in
@@ -269,6 +342,11 @@ def test_a_declared_error_code_is_dotted_words_with_a_description(errors):
         def fn(ctx: CallContext) -> Out: ...
 
 
+@mutation(
+    "mcp_tools/registry.py",
+    find="framework = FRAMEWORK_ERRORS + (() if self.read_only else WRITE_ERRORS)",
+    replace="framework = FRAMEWORK_ERRORS",
+)
 def test_the_reference_lists_the_framework_codes_then_the_tools_own():
     """Mutation: drop ``WRITE_ERRORS`` from ``ToolSpec.error_codes`` → red."""
     from mcp_tools.reference import render_tool

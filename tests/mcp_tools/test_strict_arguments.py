@@ -24,6 +24,7 @@ from tests.mcp_tools.schema_walk import (
     string_locations,
     validator,
 )
+from tests.mutations import mutation
 from tests.tool_errors import tool_error
 
 SPECS = default_registry.specs()
@@ -57,6 +58,11 @@ def test_every_tool_with_a_string_argument_is_walked() -> None:
     assert any(len(path) > 1 for _, path, _ in STRING_CASES), "no nested string was found"
 
 
+@mutation(
+    "mcp_tools/calls.py",
+    find="    if unstorable:\n        return _invalid(unstorable)\n",
+    replace="",
+)
 @pytest.mark.parametrize("text", ["a\x00b", "\x00", "\ud800", "ok\udfff"], ids=repr)
 @pytest.mark.parametrize(
     ("spec", "path", "instance"),
@@ -83,6 +89,11 @@ def test_a_nul_in_an_object_key_is_refused_too() -> None:
     )
 
 
+@mutation(
+    "mcp_tools/calls.py",
+    find="    if unstorable:\n        return _invalid(unstorable)\n",
+    replace="",
+)
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_nul_search_over_mcp_is_invalid_arguments_not_an_internal_error() -> None:
@@ -134,6 +145,11 @@ def _top_level_paths(spec: ToolSpec) -> list[tuple[str | int, ...]]:
 AGREEMENT = [(spec, path) for spec in GENERATED for path in _top_level_paths(spec)]
 
 
+@mutation(
+    "mcp_tools/calls.py",
+    find="spec.args_model.model_validate_json(_jsonrpc.dumps(wire), strict=True)",
+    replace="spec.args_model.model_validate(wire, strict=False)",
+)
 @pytest.mark.parametrize(
     ("spec", "path"), AGREEMENT, ids=[f"{s.name}:{_dotted(p)}" for s, p in AGREEMENT]
 )
@@ -179,6 +195,7 @@ def test_the_reported_coercions_are_refused(patch: dict[str, Any]) -> None:
     assert any(e["field"].startswith(field) for e in _errors(validate_arguments(spec, arguments)))
 
 
+@mutation("mcp_tools/registry.py", find="    _state_date_format(input_schema)\n", replace="")
 def test_a_date_is_published_as_a_yyyy_mm_dd_string() -> None:
     """Many validators and generators treat ``format`` as a note only; the pattern says it.
     Mutation: drop ``_state_date_format`` from ``build_spec`` → no pattern → red."""

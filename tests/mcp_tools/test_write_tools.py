@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.mutations import mutation
 from tests.testapps.mcp_fixtures import controls
 from tests.tool_errors import tool_error
 
@@ -33,6 +34,15 @@ def test_replay_returns_the_stored_result_and_runs_nothing(mcp_client):
     assert controls.executions["mcptest_record_note"] == 1
 
 
+@mutation(
+    "mcp_tools/calls.py",
+    find=(
+        "fingerprint=port.bound_fingerprint(\n"
+        "            port.fingerprint_json(arguments), user_id=str(ctx.user_id)\n"
+        "        ),"
+    ),
+    replace='fingerprint="one-fingerprint",',
+)
 def test_same_key_with_other_arguments_is_key_reused(mcp_client):
     """Guard 22. Mutation: drop the fingerprint from the scope (use a constant) → red."""
     client = mcp_client()
@@ -51,6 +61,9 @@ def test_fingerprint_is_taken_after_canonicalisation(mcp_client):
     assert _structured(again)["note_id"] == _structured(first)["note_id"]
 
 
+@mutation(
+    "mcp_tools/registry.py", find='return f"mcp:tool:{self.name}"', replace='return "mcp:tool"'
+)
 def test_two_real_write_tools_with_the_same_key_never_collide(mcp_client):
     """Guard 20. Mutation: make ``ToolSpec.operation_key`` return "mcp:tool" for every tool
     → red (the second tool replays the first's result)."""
@@ -63,6 +76,11 @@ def test_two_real_write_tools_with_the_same_key_never_collide(mcp_client):
     assert controls.executions["mcptest_record_other"] == 1
 
 
+@mutation(
+    "mcp_tools/calls.py",
+    find="port.fingerprint_json(arguments), user_id=str(ctx.user_id)",
+    replace="port.fingerprint_json(arguments), user_id=None",
+)
 def test_same_key_from_two_members_of_one_tenant_never_replays(mcp_client):
     """The acting user is part of the fingerprint: a second member reusing a key is refused,
     never handed the first member's result. Mutation: drop ``user`` from the fingerprint → red."""

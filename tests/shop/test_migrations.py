@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.mutations import mutation
 from tests.shop.harness import ROOT
 
 APPS = ("tenancy", "idempotency", "mcp_tools")
@@ -45,6 +46,15 @@ def test_the_toolkit_has_migrations_to_scan() -> None:
     assert "idempotency/0001_initial.py" in names
 
 
+@mutation(
+    "tenancy/migrations/0001_initial.py",
+    find="        migrations.swappable_dependency(settings.AUTH_USER_MODEL),\n    ]",
+    replace=(
+        "        migrations.swappable_dependency(settings.AUTH_USER_MODEL),\n"
+        '        ("cluck", "0001_initial"),\n'
+        "    ]"
+    ),
+)
 def test_no_toolkit_migration_depends_on_or_points_at_the_farm() -> None:
     """Every dependency and foreign key target of the three apps' migrations is the app itself,
     Django's, or a swappable setting (``TENANCY_TENANT_MODEL``, ``AUTH_USER_MODEL``).

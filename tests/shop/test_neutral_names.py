@@ -19,6 +19,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.mutations import mutation
 from tests.shop.harness import PROJECT, Shop, copy_project
 
 FARM_WORDS = {
@@ -91,6 +92,11 @@ def test_the_scan_sees_the_names_it_must_see(public_names: list[tuple[str, str]]
     assert len(public_names) > 1000
 
 
+@mutation(
+    "tenancy/context.py",
+    find="    def row_ids(self) -> frozenset[Any]:",
+    replace="    def assigned_flock_ids(self) -> frozenset[Any]:",
+)
 def test_no_public_name_or_code_of_the_toolkit_is_farm_vocabulary(
     public_names: list[tuple[str, str]],
 ) -> None:

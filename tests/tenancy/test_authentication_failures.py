@@ -13,6 +13,7 @@ from tenancy import AuthenticationFailedError, bearer_challenge, renders_authent
 from tenancy.exceptions import CredentialsSupersededError
 from tenancy.middleware import TenancyMiddleware
 from tests.factories import MembershipFactory, bearer_for
+from tests.mutations import mutation
 
 pytestmark = pytest.mark.django_db
 
@@ -38,6 +39,11 @@ def _process(view: Any, authorization: str | None) -> tuple[Any, HttpResponse | 
     return request, middleware.process_view(request, view, (), {})
 
 
+@mutation(
+    "tenancy/middleware.py",
+    find="    if has_marker(view_func, RENDERS_AUTHENTICATION_FAILURE):",
+    replace="    if True:",
+)
 def test_an_unmarked_view_never_runs_for_a_refused_bearer():
     """REST keeps problem+json. Mutation: record the failure for every view → red."""
     request, response = _process(plain_view, "Bearer ck_not-a-real-token")
@@ -47,6 +53,11 @@ def test_an_unmarked_view_never_runs_for_a_refused_bearer():
     assert request.authentication_failure is None
 
 
+@mutation(
+    "tenancy/middleware.py",
+    find="    if has_marker(view_func, RENDERS_AUTHENTICATION_FAILURE):",
+    replace="    if False:",
+)
 @pytest.mark.parametrize("authorization", ["Bearer ck_not-a-real-token", "Basic dXNlcjpwdw=="])
 def test_a_marked_view_runs_unresolved_with_the_failure_recorded(authorization):
     """Mutation: answer 401 in the middleware regardless of the marker → red."""
@@ -96,6 +107,11 @@ def test_the_bearer_challenge():
     )
 
 
+@mutation(
+    "tenancy/challenges.py",
+    find='error_description="{_quoted(str(error.detail))}"',
+    replace='error_description="{str(error.detail)}"',
+)
 def test_the_error_description_never_breaks_out_of_its_quoted_string():
     """RFC 6750 §3 allows printable ASCII without ``"`` and ``\\``.
 

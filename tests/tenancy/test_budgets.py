@@ -11,6 +11,7 @@ from django.test import Client, override_settings
 from django.utils import timezone
 
 from tests.factories import FarmFactory, MembershipFactory, bearer_for
+from tests.mutations import Edit, mutation
 
 pytestmark = pytest.mark.django_db
 
@@ -23,6 +24,7 @@ def _client(membership: Any) -> Client:
     return Client(headers={"Authorization": f"Bearer {bearer_for(membership)}"})
 
 
+@mutation("tenancy/middleware.py", find="return rate_refusal(request)", replace="return None")
 @override_settings(TENANCY_API_RATE="5/m")
 def test_rest_is_rate_limited_per_member_with_a_problem_429() -> None:
     """Mutation: drop the ``rate_refusal`` call from ``TenancyMiddleware.process_view`` → red
@@ -40,6 +42,11 @@ def test_rest_is_rate_limited_per_member_with_a_problem_429() -> None:
     assert _client(_member()).get("/api/v1/me/").status_code == 200  # another member
 
 
+@mutation(
+    "mcp_tools/views.py",
+    find='return f"membership:{actor.membership_id}"',
+    replace='return f"token:{actor.token_id}"',
+)
 @override_settings(MCP_TOOLS_RATE="3/m")
 def test_the_mcp_budget_is_per_member_not_per_token() -> None:
     """Mutation: key ``tenancy.throttling.membership_rate_key`` by ``actor.token_id`` → red
@@ -58,6 +65,11 @@ def test_the_mcp_budget_is_per_member_not_per_token() -> None:
     assert fresh.status_code == 429
 
 
+@mutation(
+    "tenancy/api.py",
+    find='if live.count() >= conf.get("MAX_PERSONAL_TOKENS"):',
+    replace="if False:",
+)
 @override_settings(TENANCY_MAX_PERSONAL_TOKENS=3)
 def test_live_personal_tokens_are_capped_per_member() -> None:
     """Mutation: drop the ``live.count()`` check in ``TokenListCreateApi.post`` → red."""
@@ -80,6 +92,18 @@ def test_live_personal_tokens_are_capped_per_member() -> None:
     assert again.status_code == 201
 
 
+@mutation(
+    Edit(
+        "tenancy/api.py",
+        find='days = data.validated_data.get("expiresInDays") or conf.get(',
+        replace='days = data.validated_data.get("expiresInDays") or None and conf.get(',
+    ),
+    Edit(
+        "tenancy/api.py",
+        find="expires_at=now + timedelta(days=days),",
+        replace="expires_at=now + timedelta(days=days) if days else None,",
+    ),
+)
 def test_personal_tokens_get_a_default_lifetime_and_never_outlive_the_maximum() -> None:
     """A login token could mint a token that never expired.
 

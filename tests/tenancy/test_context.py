@@ -8,6 +8,7 @@ import pytest
 
 from cluck.roles import FARM_ROLES
 from tenancy import ActorContext, ReassignmentError, RowScope, TenantContext
+from tests.mutations import mutation
 
 
 def _tenant(pk: int) -> SimpleNamespace:
@@ -26,6 +27,11 @@ def test_tenant_resolving_the_same_tenant_again_is_a_no_op():
     assert tenant.instance is first
 
 
+@mutation(
+    "tenancy/context.py",
+    find="        if self._is_resolved:\n            if self._instance.pk == tenant.pk:",
+    replace="        if False:\n            if self._instance.pk == tenant.pk:",
+)
 def test_tenant_reassignment_to_another_tenant_raises_and_keeps_the_original():
     """Mutation: make ``TenantContext.resolve`` overwrite when already resolved → red."""
     tenant = TenantContext()
@@ -36,6 +42,15 @@ def test_tenant_reassignment_to_another_tenant_raises_and_keeps_the_original():
     assert tenant.instance is first and tenant.id == 7
 
 
+@mutation(
+    "tenancy/context.py",
+    find=(
+        "            if self._identity() == candidate:\n                return\n"
+        '            raise ReassignmentError("actor already resolved to a different principal")\n'
+        "        self.user = user\n"
+    ),
+    replace="            pass\n        self.user = user\n",
+)
 def test_actor_reassignment_to_another_person_raises_and_keeps_the_original():
     """Mutation: drop the identity comparison in ``ActorContext.resolve`` → red."""
     actor = ActorContext()
@@ -48,6 +63,11 @@ def test_actor_reassignment_to_another_person_raises_and_keeps_the_original():
     assert actor.user_id == 1 and actor.role is FARM_ROLES["Owner"] and not actor.is_system
 
 
+@mutation(
+    "tenancy/context.py",
+    find='raise ReassignmentError("row scope already resolved to a different value")',
+    replace="pass",
+)
 def test_flock_scope_reassignment_to_other_flocks_raises_and_keeps_the_original():
     """Mutation: let ``RowScope.resolve`` overwrite a resolved scope → red."""
     scope = RowScope()
@@ -58,6 +78,11 @@ def test_flock_scope_reassignment_to_other_flocks_raises_and_keeps_the_original(
     assert scope.row_ids == {1, 2} and not scope.is_unrestricted
 
 
+@mutation(
+    "tenancy/context.py",
+    find="self._is_unrestricted = True",
+    replace="self._is_unrestricted = False",
+)
 def test_an_unresolved_flock_scope_reports_unrestricted_but_not_resolved():
     """The default that makes ``is_resolved`` — never ``is_unrestricted`` — the safety check.
 

@@ -9,6 +9,8 @@ from django.core.cache import caches
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
 
+from tests.mutations import mutation
+
 pytestmark = pytest.mark.django_db(transaction=True)
 
 
@@ -26,6 +28,23 @@ def test_add_then_incr_counts_and_expiry_frees_the_key() -> None:
         cache.set("text", "x")
 
 
+@mutation(
+    "tenancy/counters.py",
+    find=(
+        '"UPDATE {table} SET value = value + %s WHERE key = %s AND expires > %s "\n'
+        '            "RETURNING value, expires",\n'
+        "            [self._int(delta), key, self._now()],\n"
+        "        )\n"
+    ),
+    replace=(
+        '"SELECT value + %s, expires FROM {table} WHERE key = %s AND expires > %s",\n'
+        "            [self._int(delta), key, self._now()],\n"
+        "        )\n"
+        "        if row is not None:\n"
+        '            self._execute("UPDATE {table} SET value = %s WHERE key = %s RETURNING 1",'
+        " [row[0], key])\n"
+    ),
+)
 @pytest.mark.postgres
 def test_concurrent_increments_are_never_lost() -> None:
     """Mutation: implement ``incr`` as ``get`` then ``set`` → red (lost updates)."""
@@ -49,6 +68,11 @@ def test_concurrent_increments_are_never_lost() -> None:
     assert cache.get("hits") == 200
 
 
+@mutation(
+    "tenancy/counters.py",
+    find="        if self._known(key, now):\n            return False\n",
+    replace="",
+)
 def test_a_steady_state_count_is_one_round_trip() -> None:
     """Once this process has seen the counter, ``add`` needs no query: ``add`` + ``incr`` = 1.
 
@@ -62,6 +86,11 @@ def test_a_steady_state_count_is_one_round_trip() -> None:
     assert len(queries) == 1
 
 
+@mutation(
+    "tenancy/counters.py",
+    find="if until is None or until <= self._now():",
+    replace="if True:",
+)
 def test_a_counter_removed_behind_our_back_is_recreated_by_the_next_incr() -> None:
     """Another process deleting the row after ``add`` answered "present" from memory.
 
@@ -79,6 +108,11 @@ def test_a_counter_removed_behind_our_back_is_recreated_by_the_next_incr() -> No
         cache.incr("never-added")
 
 
+@mutation(
+    "tenancy/migrations/0002_rate_counter.py",
+    find="        migrations.RunPython(unlogged, logged),\n",
+    replace="",
+)
 @pytest.mark.postgres
 def test_counters_skip_the_write_ahead_log_on_postgresql() -> None:
     """Mutation: make tenancy migration 0002 skip its RunPython → red (``p``, not ``u``)."""

@@ -11,6 +11,7 @@ from django.utils import timezone
 
 from tenancy.models import Membership
 from tests.factories import FarmFactory, MembershipFactory, bearer_for
+from tests.mutations import mutation
 
 pytestmark = pytest.mark.django_db
 
@@ -25,6 +26,11 @@ def _member(**kwargs: Any) -> tuple[Membership, str]:
     return membership, bearer_for(membership)
 
 
+@mutation(
+    "tenancy/models.py",
+    find="    def save(self, *args: Any, **kwargs: Any) -> None:",
+    replace="    def _save_dropped(self, *args: Any, **kwargs: Any) -> None:",
+)
 def test_a_role_changed_in_the_admin_ends_the_old_tokens() -> None:
     """The admin's change form saves the model: the old token must stop at once.
 
@@ -53,6 +59,11 @@ def test_a_role_changed_in_the_admin_ends_the_old_tokens() -> None:
     assert _status(raw) == (401, "Auth.CredentialsSuperseded")
 
 
+@mutation(
+    "tenancy/models.py",
+    find='_EPOCH_ATTNAMES = ("user_id", "tenant_id", "roles", "disabled_at")',
+    replace='_EPOCH_ATTNAMES = ("roles",)',
+)
 def test_re_enabling_a_membership_does_not_revive_its_tokens() -> None:
     """Mutation: compare only ``roles`` in ``Membership.save`` → red."""
     membership, raw = _member()
@@ -65,6 +76,11 @@ def test_re_enabling_a_membership_does_not_revive_its_tokens() -> None:
     assert _status(bearer_for(membership))[0] == 200
 
 
+@mutation(
+    "tenancy/signals.py",
+    find='for name in ("password", "is_active") if name in names]',
+    replace='for name in ("password",) if name in names]',
+)
 def test_reactivating_a_user_does_not_revive_their_tokens() -> None:
     """Mutation: watch only ``password`` in ``tenancy.signals._watched`` → red."""
     membership, raw = _member()
@@ -76,6 +92,11 @@ def test_reactivating_a_user_does_not_revive_their_tokens() -> None:
     assert _status(raw) == (401, "Auth.CredentialsSuperseded")
 
 
+@mutation(
+    "tenancy/models.py",
+    find="    def update(self, **kwargs: Any) -> int:",
+    replace="    def _update_dropped(self, **kwargs: Any) -> int:",
+)
 def test_a_queryset_update_of_roles_bumps_the_epoch() -> None:
     """Mutation: drop ``MembershipQuerySet.update`` → red."""
     membership, raw = _member(roles=["Sales"])
@@ -83,6 +104,11 @@ def test_a_queryset_update_of_roles_bumps_the_epoch() -> None:
     assert _status(raw) == (401, "Auth.CredentialsSuperseded")
 
 
+@mutation(
+    "tenancy/models.py",
+    find='self.credential_epoch = F("credential_epoch") + (1 if changed else 0)',
+    replace="self.credential_epoch = self.credential_epoch + (1 if changed else 0)",
+)
 def test_a_stale_save_never_writes_back_an_older_epoch() -> None:
     """A form opened before a password change, saved after it, must not revive old tokens.
 

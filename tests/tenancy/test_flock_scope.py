@@ -8,6 +8,7 @@ import pytest
 
 from cluck.models import WorkerAssignment
 from tests.factories import FlockFactory
+from tests.mutations import mutation
 
 pytestmark = pytest.mark.django_db
 
@@ -18,6 +19,11 @@ def _me(client):
     return response.json()
 
 
+@mutation(
+    "cluck/scope.py",
+    find="if not rows or any(flock_id is None for flock_id in rows):",
+    replace="if True:",
+)
 def test_a_worker_assigned_to_flocks_is_restricted_to_them(member_client):
     """Mutation: make the resolver return unrestricted for every Worker → red."""
     client, membership = member_client(roles=[])
@@ -34,6 +40,11 @@ def test_a_worker_with_no_assignment_rows_is_unrestricted(member_client):
     assert _me(client)["flockRestricted"] is False
 
 
+@mutation(
+    "cluck/scope.py",
+    find="if not rows or any(flock_id is None for flock_id in rows):",
+    replace="if not rows:",
+)
 def test_a_worker_with_a_farm_wide_row_is_unrestricted(member_client):
     """Mutation: ignore ``flock_id IS NULL`` rows in the resolver → red."""
     client, membership = member_client(roles=[])
@@ -51,6 +62,14 @@ def test_every_other_role_is_unrestricted_even_with_assignment_rows(member_clien
     assert _me(client)["flockRestricted"] is False
 
 
+@mutation(
+    "tenancy/middleware.py",
+    find="        resolve_row_scope(tenant, actor, request.row_scope)",
+    replace=(
+        '        if actor.role.name == "Worker":\n'
+        "            resolve_row_scope(tenant, actor, request.row_scope)"
+    ),
+)
 def test_the_middleware_resolves_the_scope_for_every_authenticated_request(member_client):
     """``is_resolved`` is what the MCP layer checks; the middleware must always set it.
 

@@ -6,6 +6,8 @@ import pytest
 from rest_framework.settings import api_settings
 from rest_framework.test import APIClient
 
+from tests.mutations import mutation
+
 pytestmark = pytest.mark.django_db
 
 
@@ -20,6 +22,14 @@ def drf_default_handler(settings):
     api_settings.reload()
 
 
+@mutation(
+    "tenancy/problem_handler.py",
+    find=(
+        "        if configured is drf_exception_handler:\n"
+        "            return problem_exception_handler\n"
+    ),
+    replace="",
+)
 def test_login_failures_carry_their_code_without_the_projects_handler(drf_default_handler):
     """Mutation: make ``ProblemsByDefault.get_exception_handler`` return DRF's handler → red
     (``{"detail": …}`` with no code)."""

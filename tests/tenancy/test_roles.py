@@ -11,6 +11,7 @@ from cluck.roles import AdminOnly, OwnerOnly, ProductionWrite, SalesAccess, Sale
 from tenancy import DEFAULT_ROLES, DENIED, Policy, RoleSet, active_roles, effective_role
 from tenancy.checks import check_roles
 from tenancy.permissions import IsTenantMember, admitted_roles
+from tests.mutations import mutation
 
 FARM = active_roles()
 OW, M, S, W, R = (FARM[name] for name in ("Owner", "Manager", "Sales", "Worker", "ReadOnly"))
@@ -32,6 +33,11 @@ def test_effective_role_is_the_highest_known_role(stored, expected):
     assert effective_role(stored).name == expected
 
 
+@mutation(
+    "cluck/roles.py",
+    find='Policy("ProductionWrite", {"Owner", "Manager", "Worker"})',
+    replace='Policy("ProductionWrite", {"Owner", "Manager", "Worker", "Sales"})',
+)
 @pytest.mark.parametrize(
     ("permission", "expected"),
     [
@@ -76,6 +82,7 @@ def test_denied_is_admitted_by_no_policy_not_even_authenticated():
     assert AUTHENTICATED.allows_role(W)
 
 
+@mutation("tenancy/checks.py", find="        if unknown:\n", replace="        if False:\n")
 def test_a_policy_naming_an_undeclared_role_fails_the_system_check():
     """Mutation: skip undeclared names in ``check_roles`` → red."""
     Policy("TypoPolicy", {"Ownr"})

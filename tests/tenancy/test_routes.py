@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from tenancy.models import AccessToken
+from tests.mutations import Edit, mutation
 
 pytestmark = pytest.mark.django_db
 
@@ -17,6 +18,29 @@ ROLES = {
 }
 
 
+@mutation(
+    Edit(
+        "tenancy/api.py",
+        find="from tenancy.permissions import IsTenantMember, request_actor",
+        replace=(
+            "from tenancy.permissions import IsTenantMember, policy_permission, request_actor\n"
+            "from tenancy.roles import Policy"
+        ),
+    ),
+    Edit(
+        "tenancy/api.py",
+        find=(
+            "class TokenListCreateApi(ProblemsByDefault, APIView):\n"
+            "    authentication_classes = [TenancyAuthentication]\n"
+            "    permission_classes = [IsTenantMember]"
+        ),
+        replace=(
+            "class TokenListCreateApi(ProblemsByDefault, APIView):\n"
+            "    authentication_classes = [TenancyAuthentication]\n"
+            '    permission_classes = [policy_permission(Policy("Admins", {"Owner", "Manager"}))]'
+        ),
+    ),
+)
 @pytest.mark.parametrize("role", sorted(ROLES))
 def test_every_role_may_see_itself_and_manage_its_own_tokens(member_client, role):
     """Policy AUTHENTICATED admits all five roles on me, me-token-list and me-token-revoke.

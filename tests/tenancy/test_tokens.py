@@ -12,6 +12,7 @@ from tenancy.models import AccessToken
 from tenancy.services import membership_disable, membership_set_roles
 from tenancy.tokens import digest, looks_like_token
 from tests.factories import DEFAULT_PASSWORD, UserFactory
+from tests.mutations import Edit, mutation
 
 pytestmark = pytest.mark.django_db
 
@@ -36,6 +37,24 @@ def _fields(instance) -> dict:
     return {f.attname: getattr(instance, f.attname) for f in type(instance)._meta.concrete_fields}
 
 
+@mutation(
+    "tenancy/lookup.py",
+    find=(
+        "            for convert in converters:\n"
+        "                value = convert(value, col, connection)\n"
+    ),
+    replace="",
+)
+@mutation(
+    "tenancy/lookup.py",
+    find="""f"{join('u', user_model, user_fk, 'm')} \"""",
+    replace="""f"{join('u', user_model, tenant_fk, 'm')} \"""",
+)
+@mutation(
+    "tenancy/lookup.py",
+    find="    plan.tenant_fk.set_cached_value(membership, tenant)\n",
+    replace="",
+)
 @pytest.mark.parametrize("compiled", [True, False], ids=["compiled-sql", "orm-fallback"])
 def test_the_token_read_returns_what_the_orm_returns(
     member_client, django_assert_num_queries, monkeypatch, compiled
@@ -71,6 +90,11 @@ def test_the_token_read_returns_what_the_orm_returns(
     assert lookup.fetch_token(digest(raw + "x")) is None
 
 
+@mutation(
+    "tenancy/tokens.py",
+    find="if credential_epoch != membership.credential_epoch:",
+    replace="if False:",
+)
 def test_a_role_change_invalidates_the_token_on_the_next_request(member_client):
     """Mutation: remove the credential-epoch comparison from ``check_token`` → red."""
     client, membership = member_client(roles=["Manager"])
@@ -79,6 +103,11 @@ def test_a_role_change_invalidates_the_token_on_the_next_request(member_client):
     _assert_invalid_token(client.get("/api/v1/me/"), "Auth.CredentialsSuperseded")
 
 
+@mutation(
+    "tenancy/signals.py",
+    find='@receiver(post_save, sender=User, dispatch_uid="tenancy.password_change.bump")\n',
+    replace="",
+)
 def test_a_password_change_invalidates_the_token_on_the_next_request(member_client):
     """Mutation: disconnect the ``post_save`` receiver in ``tenancy.signals`` → red."""
     client, membership = member_client()
@@ -89,6 +118,20 @@ def test_a_password_change_invalidates_the_token_on_the_next_request(member_clie
     _assert_invalid_token(client.get("/api/v1/me/"), "Auth.CredentialsSuperseded")
 
 
+@mutation(
+    Edit(
+        "tenancy/tokens.py",
+        find="if membership.disabled_at is not None or not membership.user.is_active:",
+        replace="if not membership.user.is_active:",
+    ),
+    Edit(
+        "tenancy/services.py",
+        find=".update(disabled_at=membership.disabled_at)",
+        replace=(
+            '.update(disabled_at=membership.disabled_at, credential_epoch=F("credential_epoch"))'
+        ),
+    ),
+)
 def test_suspending_the_membership_invalidates_the_token(member_client):
     """Mutation: drop the ``disabled_at`` check and the epoch bump in ``membership_disable``
     → red."""
@@ -97,6 +140,11 @@ def test_suspending_the_membership_invalidates_the_token(member_client):
     _assert_invalid_token(client.get("/api/v1/me/"))
 
 
+@mutation(
+    "tenancy/tokens.py",
+    find='if not getattr(membership.tenant, conf.get("TENANT_ACTIVE_FIELD")):',
+    replace="if False:",
+)
 def test_suspending_the_farm_invalidates_the_token(member_client):
     """Mutation: remove the tenant-active check from ``check_token`` → red."""
     client, membership = member_client()
@@ -106,6 +154,7 @@ def test_suspending_the_farm_invalidates_the_token(member_client):
     _assert_invalid_token(client.get("/api/v1/me/"), "Auth.TenantSuspended")
 
 
+@mutation("tenancy/tokens.py", find="if token.revoked_at is not None or (", replace="if (")
 def test_a_revoked_token_is_refused_on_the_next_request(member_client):
     """Mutation: ignore ``revoked_at`` in ``check_token`` → red."""
     client, membership = member_client()
@@ -215,6 +264,11 @@ def test_login_failures_are_401_with_stable_codes(member_client, api_client, cha
     assert response.status_code == 401 and response.json()["code"] == code
 
 
+@mutation(
+    "tenancy/api.py",
+    find='@ignores_ambient_credentials\n@never_replayed("returns a live bearer token")',
+    replace='@never_replayed("returns a live bearer token")',
+)
 def test_login_ignores_an_ambient_bearer_of_another_farm(member_client):
     """A farm-A token sent to farm B's login must not resolve farm A — it is not even read.
 

