@@ -21,6 +21,7 @@ from hypothesis import strategies as st
 
 from a2a_tools.rpc import METHODS
 from tests.a2a_tools.conftest import A2AClient
+from tests.mutations import mutation
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
@@ -87,13 +88,14 @@ def owner(a2a_client: Any) -> A2AClient:
     return client
 
 
+@mutation("a2a_tools/rpc.py", find="where = _unstorable(params)", replace="where = None")
 @pytest.mark.parametrize("method", sorted(METHODS))
 @override_settings(MCP_TOOLS_RATE="1000000/m")
 def test_any_params_get_a_result_or_a_stable_error_never_a_500(
     owner: A2AClient, method: str
 ) -> None:
-    """Mutation: drop the ``_unstorable`` check from ``parse_params`` → red (a NUL reaches
-    PostgreSQL: a 500)."""
+    """Mutation: drop the ``_unstorable`` check from ``parse_params`` → red (a lone surrogate
+    reaches protobuf's parser, a NUL PostgreSQL: a 500)."""
 
     @settings(
         max_examples=EXAMPLES,

@@ -24,6 +24,7 @@ from tenancy import active_roles
 from tests.a2a_tools.conftest import A2AClient, artifact_data, error_reason, projected, task_error
 from tests.cluck.mcp_helpers import Tools, demo_bearer, sunrise
 from tests.mcp_tools.conftest import McpClient
+from tests.mutations import Edit, mutation
 from tests.testapps.mcp_fixtures import controls
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -44,9 +45,17 @@ def demo(transactional_db: Any) -> dict[str, str]:
     return {email: demo_bearer(email) for email in DEMO_USERS}
 
 
+@mutation(
+    "a2a_tools/skills.py",
+    find="    public = _card(catalogue, None)\n",
+    replace=(
+        "    widest = max(catalogue.surfaces.values(), key=lambda surface: len(surface.tools))\n"
+        "    public = _card(catalogue, [s for s in widest.tools.values() if projectable(s)])\n"
+    ),
+)
 def test_the_public_card_lists_no_skill_of_any_role(client: Any) -> None:
-    """Mutation: build the public card with the Owner surface's specs (``_card(catalogue,
-    specs)`` in ``build_projection``) → red."""
+    """Mutation: build the public card with the widest (Owner) surface's projectable specs
+    (``_card(catalogue, specs)`` in ``build_projection``) → red."""
     card = json.loads(client.get("/.well-known/agent-card.json").content)
     assert card["skills"] == []
     every_tool = {spec.name for spec in active_catalogue().specs}
@@ -55,6 +64,11 @@ def test_the_public_card_lists_no_skill_of_any_role(client: Any) -> None:
     assert "params" not in card["capabilities"]["extensions"][0]
 
 
+@mutation(
+    "a2a_tools/skills.py",
+    find="specs = [spec for spec in surface.tools.values() if projectable(spec)]",
+    replace="specs = [spec for spec in catalogue.specs if projectable(spec)]",
+)
 def test_each_roles_skills_are_exactly_the_tools_its_tools_list_shows(
     demo: dict[str, str],
 ) -> None:
@@ -75,6 +89,11 @@ def test_each_roles_skills_are_exactly_the_tools_its_tools_list_shows(
     assert len(seen_roles) == len(list(active_roles()))
 
 
+@mutation(
+    "a2a_tools/skills.py",
+    find="specs = [spec for spec in surface.tools.values() if projectable(spec)]",
+    replace="specs = list(surface.tools.values())",
+)
 def test_every_surface_projects_exactly_its_projectable_tools() -> None:
     """The same equality on the prepared objects, for every declared role.
 
@@ -94,6 +113,11 @@ def _leaks(words: set[str], reply: dict[str, Any], sent: dict[str, Any]) -> set[
     return {word for word in words if word in text and word not in echoed}
 
 
+@mutation(
+    "cluck/selectors/flocks.py",
+    find="return Flock.objects.for_tenant(caller.tenant).filter(flock_scope_filter(caller))",
+    replace='return Flock.objects.unscoped("x").filter(flock_scope_filter(caller))',
+)
 def test_a_hillside_token_reads_nothing_of_sunrise_through_any_skill(
     demo: dict[str, str],
 ) -> None:
@@ -152,6 +176,11 @@ def test_a_hillside_token_reads_nothing_of_sunrise_through_any_skill(
     assert mine["id"] not in {task["id"] for task in listed}
 
 
+@mutation(
+    "a2a_tools/tasks.py",
+    find="A2ATask.objects.filter(pk=task_id, tenant_id=owner.tenant_id, user_id=owner.user_id)",
+    replace="A2ATask.objects.filter(pk=task_id, tenant_id=owner.tenant_id)",
+)
 def test_a_task_is_readable_only_by_the_member_who_created_it(demo: dict[str, str]) -> None:
     """Same tenant, another member: not found, exactly like a missing task.
 
@@ -167,9 +196,23 @@ def test_a_task_is_readable_only_by_the_member_who_created_it(demo: dict[str, st
     assert manager.rpc("CancelTask", {"id": task["id"]})["error"]["code"] == -32001
 
 
+@mutation(
+    "cluck/mcp/_shared.py",
+    find=(
+        "    return Caller(tenant=ctx.tenant, actor=ctx.actor, "
+        'scope=ctx.row_scope, channel="mcp")\n'
+    ),
+    replace=(
+        "    from tenancy.context import RowScope\n"
+        "\n"
+        "    owners = RowScope()\n"
+        "    owners.resolve(unrestricted=True)\n"
+        '    return Caller(tenant=ctx.tenant, actor=ctx.actor, scope=owners, channel="mcp")\n'
+    ),
+)
 def test_the_workers_flock_scope_holds_through_a2a(demo: dict[str, str]) -> None:
     """Mutation: make the tool call the handler with an owner's flock scope
-    (``Caller(..., scope=<unrestricted RowScope>)``) → red."""
+    (``Caller(..., scope=<unrestricted RowScope>)`` in ``cluck.mcp._shared.caller_of``) → red."""
     worker = A2AClient(demo["worker@sunrise.example"])
     listed = artifact_data(worker.task("cluck_list_flocks", {}))
     assert [flock["name"] for flock in listed["flocks"]] == ["House 1 White"]
@@ -191,6 +234,17 @@ def test_the_workers_flock_scope_holds_through_a2a(demo: dict[str, str]) -> None
     assert not DailyEntry.objects.for_tenant(sunrise()).filter(flock=other, date=today).exists()
 
 
+@mutation(
+    "mcp_tools/calls.py",
+    find="operation_key=port.sha256_hex(spec.operation_key),",
+    replace=(
+        "operation_key=port.sha256_hex(\n"
+        '            spec.operation_key.replace("mcp:", "a2a:", 1)\n'
+        '            if ctx.protocol_version.startswith("a2a")\n'
+        "            else spec.operation_key\n"
+        "        ),"
+    ),
+)
 def test_mcp_and_a2a_share_one_execution_for_the_same_key_and_arguments(
     mcp_client_pair: tuple[McpClient, A2AClient],
 ) -> None:
@@ -239,8 +293,36 @@ def _wait_for(condition: Any, timeout: float = 10.0) -> None:
         time.sleep(0.01)
 
 
+@mutation(
+    Edit(
+        "mcp_tools/calls.py",
+        find="            close_old_connections()\n            slots.release()\n",
+        replace="            close_old_connections()\n",
+    ),
+    Edit(
+        "mcp_tools/calls.py",
+        find=(
+            "        return await "
+            "asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), timeout)\n"
+            "    except TimeoutError:\n"
+        ),
+        replace=(
+            "        result = await "
+            "asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), timeout)\n"
+            "        slots.release()\n"
+            "        return result\n"
+            "    except TimeoutError:\n"
+            "        slots.release()\n"
+        ),
+    ),
+)
 @pytest.mark.usefixtures("_released_afterwards")
-@override_settings(MCP_TOOLS_MAX_CONCURRENT_CALLS=1, MCP_TOOLS_CALL_TIMEOUT_SECONDS=0.3)
+# A 0.5 s hint (jittered ±50 %) always rounds up to Retry-After: 1.
+@override_settings(
+    MCP_TOOLS_MAX_CONCURRENT_CALLS=1,
+    MCP_TOOLS_CALL_TIMEOUT_SECONDS=0.3,
+    MCP_TOOLS_OVERLOAD_RETRY_AFTER_MS=500,
+)
 def test_a_timed_out_skill_keeps_its_slot_until_the_tool_really_returns(a2a_client: Any) -> None:
     """The deadline answers the caller (-32603, reason DEADLINE_EXCEEDED); the tool still runs
     and holds its slot, so the next call — over either protocol — is overloaded (reason
@@ -266,8 +348,13 @@ def test_a_timed_out_skill_keeps_its_slot_until_the_tool_really_returns(a2a_clie
     assert client.task("mcptest_whoami")["status"]["state"] == "TASK_STATE_COMPLETED"
 
 
+@mutation(
+    "mcp_tools/calls.py",
+    find="            if self.in_use >= limit or self._waiters:\n                return False\n",
+    replace="",
+)
 @pytest.mark.usefixtures("_released_afterwards")
-@override_settings(MCP_TOOLS_MAX_CONCURRENT_CALLS=1)
+@override_settings(MCP_TOOLS_MAX_CONCURRENT_CALLS=1, MCP_TOOLS_OVERLOAD_RETRY_AFTER_MS=500)
 def test_a_skill_beyond_the_concurrency_limit_is_overloaded(a2a_client: Any) -> None:
     """Mutation: make ``_Slots.try_acquire`` always succeed → red."""
     blocked, other = a2a_client("Owner"), a2a_client("Owner")

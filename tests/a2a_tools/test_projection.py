@@ -22,6 +22,7 @@ from cluck.roles import FARM_ROLES, PRODUCTION_WRITE
 from mcp_tools import CallContext
 from mcp_tools.registry import Registry, default_registry
 from mcp_tools.surfaces import activated, build_catalogue
+from tests.mutations import mutation
 
 
 class Done(BaseModel):
@@ -84,6 +85,7 @@ def _skills(role: str) -> dict[str, Any]:
     return {name: skill_definition(spec) for name, spec in surface.skills.items()}
 
 
+@mutation("a2a_tools/skills.py", find="    return spec.a2a_skill\n", replace="    return True\n")
 def test_a_tool_that_opts_out_or_needs_an_mcp_capability_is_not_a_skill() -> None:
     """Mutation: make ``projectable`` return True → red."""
     assert set(_skills("Owner")) == {"acme_read_widgets", "acme.record-widget"}

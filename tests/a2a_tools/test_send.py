@@ -7,6 +7,7 @@ from typing import Any
 import pytest
 
 from tests.a2a_tools.conftest import artifact_data, error_reason, skill_message, task_error
+from tests.mutations import mutation
 from tests.testapps.mcp_fixtures import controls
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -83,6 +84,23 @@ def test_a_crash_is_an_internal_error_with_a_request_id_and_no_detail(a2a_client
     assert "secret" not in str(task)
 
 
+@mutation(
+    "a2a_tools/rpc.py",
+    find=(
+        "    spec = surface.skills.get(name)\n"
+        "    # Defense in depth, as tools/call does: ask the live policy again.\n"
+        "    if spec is None or not evaluate(spec.policy, ctx.actor):\n"
+        "        return None\n"
+    ),
+    replace=(
+        "    from a2a_tools.skills import projection\n"
+        "\n"
+        "    for each in projection().surfaces.values():\n"
+        "        spec = each.skills.get(name)\n"
+        "        if spec is not None:\n"
+        "            break\n"
+    ),
+)
 def test_a_hidden_skill_is_answered_exactly_like_an_unknown_one(a2a_client: Any) -> None:
     """Mutation: skip ``visible_skill``'s live policy check and look the skill up in every
     role's surface → red (the hidden call would run)."""
@@ -149,6 +167,7 @@ def test_a_follow_up_naming_another_context_is_invalid(a2a_client: Any) -> None:
     assert state == "TASK_STATE_INPUT_REQUIRED"
 
 
+@mutation("a2a_tools/tasks.py", find="            state=expected_state,\n", replace="")
 def test_a_follow_up_that_loses_the_race_for_the_task_is_refused(
     a2a_client: Any, monkeypatch: Any
 ) -> None:
@@ -235,12 +254,23 @@ def test_a_message_to_a_finished_task_is_unsupported_and_to_a_missing_one_not_fo
     assert client.rpc("SendMessage", missing)["error"]["code"] == -32001
 
 
+@mutation(
+    "a2a_tools/rpc.py",
+    find='    arguments = data.get("arguments", {})\n',
+    replace=(
+        "    from google.protobuf.json_format import MessageToDict\n"
+        "    from google.protobuf.struct_pb2 import Struct\n"
+        "\n"
+        '    arguments = MessageToDict(ParseDict(data.get("arguments") or {}, Struct()))\n'
+    ),
+)
 def test_large_integers_reach_the_tool_exactly(a2a_client: Any) -> None:
     """Arguments are read from the JSON as sent, never through a protobuf Struct (doubles):
     2**60 + 1 arrives as itself, so the MCP write under the same key is replayed, not refused.
 
-    Mutation: read ``arguments`` through ``MessageToDict`` of the protobuf ``Part.data`` → red
-    (the double rounds it to 2**60 and the fingerprint differs: KeyReused)."""
+    Mutation: read ``arguments`` through a protobuf ``Struct`` (what ``Part.data`` holds) and
+    ``MessageToDict`` in ``invocation`` → red (the double rounds it to 2**60 and the
+    fingerprint differs: KeyReused)."""
     from tests.mcp_tools.conftest import McpClient
 
     client = a2a_client()

@@ -14,6 +14,7 @@ from django.utils import timezone
 from a2a_tools.models import A2ATask
 from a2a_tools.purge import purge
 from tests.a2a_tools.conftest import skill_message
+from tests.mutations import mutation
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -122,6 +123,16 @@ def _wal_fsyncs() -> int:
         return int(cursor.fetchone()[0])
 
 
+@mutation(
+    "a2a_tools/tasks.py",
+    find="SELECT set_config('synchronous_commit', 'off', true)",
+    replace="SELECT 1",
+)
+@mutation(
+    "a2a_tools/tasks.py",
+    find="set_config('synchronous_commit', 'off', true)",
+    replace="set_config('synchronous_commit', 'off', false)",
+)
 @pytest.mark.postgres
 def test_a_task_row_commits_without_waiting_for_the_wal_and_only_that_row() -> None:
     """The row's own transaction skips the WAL flush (synchronous_commit off); the session

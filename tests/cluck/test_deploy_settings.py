@@ -85,6 +85,14 @@ _LOG_A_CALL = (
 )
 
 
+@mutation(
+    "cluck/settings.py",
+    find=(
+        '            **({"formatter": "json"} if os.environ.get("CLUCK_LOG_FORMAT") == "json" '
+        "else {}),\n"
+    ),
+    replace="",
+)
 def test_cluck_log_format_json_writes_each_record_as_one_json_line() -> None:
     """The per-call records included, with their fields as keys. Mutation: drop the
     ``CLUCK_LOG_FORMAT`` switch from the console handler in ``LOGGING`` → red (plain text)."""

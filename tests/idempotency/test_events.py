@@ -20,6 +20,7 @@ from idempotency import (
     unit_finished,
 )
 from tests.idempotency.conftest import foreign_claim, make_scope
+from tests.mutations import mutation
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -38,6 +39,14 @@ def received() -> Iterator[list[tuple[Any, dict[str, Any]]]]:
     lease_stolen.disconnect(dispatch_uid="test-events-stolen")
 
 
+@mutation(
+    "idempotency/unit.py",
+    find=(
+        "    @events.reports_outcome  "
+        "# observability: sends events.unit_finished with the outcome\n"
+    ),
+    replace="",
+)
 def test_every_outcome_of_run_is_signalled_with_its_scope(received):
     """Mutation: drop ``@events.reports_outcome`` from ``IdempotentUnit.run`` → red."""
     scope = make_scope()
@@ -59,6 +68,11 @@ def test_every_outcome_of_run_is_signalled_with_its_scope(received):
     assert [kwargs["scope"] for _, kwargs in received][:3] == [scope, scope, scope]
 
 
+@mutation(
+    "idempotency/unit.py",
+    find="events.lease_stolen.send(sender=type(self), scope=scope)",
+    replace="pass",
+)
 def test_a_stolen_lease_is_signalled_before_the_work_runs(received):
     """Mutation: drop the ``lease_stolen.send`` from the steal branch of ``_claim`` → red."""
     scope = make_scope()

@@ -36,7 +36,7 @@ def _wait_for(condition, timeout=10.0):
 
 @mutation(
     "mcp_tools/calls.py",
-    find="            if self.in_use >= limit:\n                return False\n",
+    find="            if self.in_use >= limit or self._waiters:\n                return False\n",
     replace="",
 )
 @override_settings(MCP_TOOLS_MAX_CONCURRENT_CALLS=1)
@@ -121,12 +121,17 @@ def _holding_the_only_slot(mcp_client):
     return thread, outcome
 
 
+@mutation(
+    "mcp_tools/replies.py",
+    find="    if retry_after is None:\n        return refused\n",
+    replace="    return refused\n",
+)
 @override_settings(MCP_TOOLS_MAX_CONCURRENT_CALLS=1, MCP_TOOLS_OVERLOAD_RETRY_AFTER_MS=2000)
 def test_an_overloaded_refusal_carries_a_retry_hint(mcp_client):
     """``Retry-After`` on the response and ``retryAfterMs`` (jittered ±50 %) in the error data.
 
-    Mutation: drop the ``Retry-After`` header from the refusal in ``protocol._call_tool`` →
-    red.
+    Mutation: drop the ``Retry-After`` header from the refusal in ``replies.bound_refusal``
+    → red.
     """
     thread, _ = _holding_the_only_slot(mcp_client)
     refused = mcp_client().message(
@@ -140,6 +145,11 @@ def test_an_overloaded_refusal_carries_a_retry_hint(mcp_client):
     thread.join(10)
 
 
+@mutation(
+    "mcp_tools/calls.py",
+    find='slots.acquire(limit, float(conf.get("SLOT_WAIT_SECONDS")))',
+    replace="slots.acquire(limit, 0)",
+)
 @override_settings(MCP_TOOLS_MAX_CONCURRENT_CALLS=1, MCP_TOOLS_SLOT_WAIT_SECONDS=10)
 def test_a_call_waits_for_a_slot_within_the_bound(mcp_client):
     """Mutation: call ``slots.acquire(limit, 0)`` in ``run_bounded`` (ignore the wait bound)
@@ -165,6 +175,11 @@ def test_a_call_waits_for_a_slot_within_the_bound(mcp_client):
     _wait_for(lambda: calls.slots.in_use == 0)
 
 
+@mutation(
+    "mcp_tools/calls.py",
+    find="            if isinstance(exc, TimeoutError):\n                return handed\n",
+    replace="            if isinstance(exc, TimeoutError):\n                return True\n",
+)
 @override_settings(MCP_TOOLS_MAX_CONCURRENT_CALLS=1, MCP_TOOLS_SLOT_WAIT_SECONDS=0.2)
 def test_a_call_still_waiting_at_the_bound_is_overloaded_and_leaves_no_slot_behind(mcp_client):
     """Mutation: in ``_Slots.acquire``, answer ``True`` when the wait times out → red (the

@@ -17,6 +17,7 @@ from django.test import override_settings
 from mcp_tools.observability import JsonFormatter, tool_call
 from mcp_tools.observability.records import EXTRA_FIELDS
 from tests.mcp_tools.conftest import HANDSHAKE, MODERN
+from tests.mutations import Edit, mutation
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -52,8 +53,13 @@ def records(caplog):
     return read
 
 
+@mutation(
+    "mcp_tools/toolcall.py",
+    find="@observability.observed_tool_call  # one log record, metric sample and span per call\n",
+    replace="",
+)
 def test_each_tool_call_writes_one_record_with_who_what_how_and_how_long(mcp_client, records):
-    """Mutation: drop ``@observability.observed_tool_call`` from ``protocol._call_tool`` → no
+    """Mutation: drop ``@observability.observed_tool_call`` from ``toolcall.call_tool`` → no
     record → red."""
     client = mcp_client("Owner")
     client.call("mcptest_whoami")
@@ -73,6 +79,11 @@ def test_each_tool_call_writes_one_record_with_who_what_how_and_how_long(mcp_cli
     assert "mcptest_whoami -> ok" in record.getMessage()
 
 
+@mutation(
+    "mcp_tools/observability/records.py",
+    find='era=era.version if era.modern else "handshake",',
+    replace='era="handshake",',
+)
 def test_the_2026_era_is_recorded_as_such(mcp_client, records):
     """Mutation: pass ``era="handshake"`` whatever the era in ``observed_tool_call`` → red."""
     response = mcp_client().modern("tools/call", {"name": "mcptest_whoami", "arguments": {}})
@@ -81,6 +92,11 @@ def test_the_2026_era_is_recorded_as_such(mcp_client, records):
     assert (record.era, record.protocol_version, record.outcome) == (MODERN, MODERN, "ok")
 
 
+@mutation(
+    "mcp_tools/observability/records.py",
+    find='elif result.get("isError") is True:',
+    replace="elif False:",
+)
 def test_a_tool_error_is_recorded_with_its_code(mcp_client, records):
     """Mutation: classify every result as ok (ignore ``isError``) → red."""
     client = mcp_client()
@@ -91,6 +107,11 @@ def test_a_tool_error_is_recorded_with_its_code(mcp_client, records):
     assert (invalid.outcome, invalid.error_code) == ("tool_error", "Tool.InvalidArguments")
 
 
+@mutation(
+    "mcp_tools/observability/records.py",
+    find='_WARNING_CODES: Final = frozenset({"Tool.InternalError", "-32603"})',
+    replace='_WARNING_CODES: Final = frozenset({"-32603"})',
+)
 def test_a_crashing_tool_is_recorded_at_warning(mcp_client, records):
     """Mutation: drop ``"Tool.InternalError"`` from ``records._WARNING_CODES`` → red (INFO)."""
     mcp_client().call("mcptest_crash")
@@ -99,6 +120,11 @@ def test_a_crashing_tool_is_recorded_at_warning(mcp_client, records):
     assert record.levelno == logging.WARNING
 
 
+@mutation(
+    "mcp_tools/observability/records.py",
+    find="isinstance(structured, Mapping) and structured.get(REPLAYED_FIELD) is True",
+    replace="False",
+)
 def test_a_replayed_write_is_recorded_as_replayed(mcp_client, records):
     """Mutation: leave ``replayed`` False whatever ``structuredContent.replayed`` says → red."""
     client = mcp_client()
@@ -110,6 +136,7 @@ def test_a_replayed_write_is_recorded_as_replayed(mcp_client, records):
     assert (second.outcome, second.replayed) == ("ok", True)
 
 
+@mutation("mcp_tools/observability/records.py", find="            call.reply(reply)\n", replace="")
 def test_an_unknown_tool_is_a_protocol_error(mcp_client, records):
     """The error is read back from the reply. Mutation: drop ``call.reply(reply)`` from
     ``observed_tool_call`` → red (recorded as an internal error, -32603)."""
@@ -122,6 +149,11 @@ def test_an_unknown_tool_is_a_protocol_error(mcp_client, records):
     )
 
 
+@mutation(
+    "mcp_tools/views.py",
+    find="        observability.rate_limited(request, group=RATE_GROUP)  # observability\n",
+    replace="",
+)
 @override_settings(MCP_TOOLS_RATE="1/m")
 def test_a_rate_limited_request_is_recorded_without_a_tool(mcp_client, records):
     """Mutation: drop ``observability.rate_limited`` from the view's 429 branch → red."""
@@ -137,11 +169,40 @@ def test_a_rate_limited_request_is_recorded_without_a_tool(mcp_client, records):
     assert limited.levelno == logging.WARNING
 
 
+@mutation(
+    "mcp_tools/observability/records.py",
+    find="        extras=_extras(\n",
+    replace='        extras={"arguments": arguments} | _extras(\n',
+)
+@mutation(
+    "mcp_tools/observability/records.py",
+    find='sorted(name if name in declared else "?" for name in sent)',
+    replace="sorted(sent)",
+)
+@mutation(
+    Edit(
+        "mcp_tools/observability/records.py",
+        find="self.outcome, self.error_code = TOOL_ERROR, _tool_error_code(result)",
+        replace=(
+            "self.outcome, self.error_code = TOOL_ERROR, _tool_error_code(result)\n"
+            '            self.error_message = json.dumps(result.get("content"))'
+        ),
+    ),
+    Edit(
+        "mcp_tools/observability/records.py",
+        find='            "error_code": self.error_code,\n',
+        replace=(
+            '            "error_code": self.error_code,\n'
+            '            "error_message": self.error_message,\n'
+        ),
+    ),
+)
 @override_settings(MCP_TOOLS_CALL_LOG_EXTRA_FIELDS=sorted(EXTRA_FIELDS))
 def test_argument_values_never_appear_in_the_record(mcp_client, records):
     """Every optional field on, a write, a refusal quoting its argument and a bad argument:
-    the secret is in none of the records, raw or as JSON. Mutation: add the arguments (or the
-    tool error's message) to the record's fields → red."""
+    the secret is in none of the records, raw or as JSON. Mutations, each red: add the
+    arguments to the record's fields; write an undeclared argument name as sent (not "?");
+    record the tool error's message (its content) as a field."""
     client = mcp_client()
     client.call("mcptest_record_note", {"text": SECRET, "idempotencyKey": SECRET})
     refused = client.call("mcptest_refuse", {"text": SECRET, "idempotencyKey": "k2"})
@@ -157,6 +218,11 @@ def test_argument_values_never_appear_in_the_record(mcp_client, records):
     assert written[2].argument_names == ["?", "idempotencyKey", "text"]
 
 
+@mutation(
+    "mcp_tools/observability/records.py",
+    find='wanted = set(conf.get("CALL_LOG_EXTRA_FIELDS")) & EXTRA_FIELDS',
+    replace="wanted = set(EXTRA_FIELDS)",
+)
 def test_optional_fields_appear_only_when_asked(mcp_client, records):
     """Mutation: ignore ``MCP_TOOLS_CALL_LOG_EXTRA_FIELDS`` in ``records._extras`` (every
     optional field always on) → red."""
@@ -171,6 +237,15 @@ def test_optional_fields_appear_only_when_asked(mcp_client, records):
     assert not hasattr(extra, "argument_names")
 
 
+@mutation(
+    "mcp_tools/observability/jsonlog.py",
+    find=(
+        "        for key, value in vars(record).items():\n"
+        '            if key not in _STANDARD and not key.startswith("_"):\n'
+        "                payload[key] = value\n"
+    ),
+    replace="",
+)
 def test_the_json_formatter_writes_one_object_with_the_call_fields(mcp_client, records):
     """Mutation: skip the record's ``extra`` attributes in ``JsonFormatter.format`` → red."""
     mcp_client().call("mcptest_whoami")
@@ -187,6 +262,7 @@ def test_the_json_formatter_writes_one_object_with_the_call_fields(mcp_client, r
     assert payload["time"].endswith("+00:00")
 
 
+@mutation("mcp_tools/observability/jsonlog.py", find="default=str, ", replace="")
 def test_the_json_formatter_keeps_tracebacks_and_unserialisable_values():
     """Mutation: drop ``default=str`` from ``JsonFormatter.format``'s ``json.dumps`` → red."""
     try:
@@ -202,6 +278,11 @@ def test_the_json_formatter_keeps_tracebacks_and_unserialisable_values():
     assert payload["thing"].startswith("<object object")
 
 
+@mutation(
+    "mcp_tools/observability/records.py",
+    find="        protocol=protocol,\n        method=method,\n",
+    replace='        protocol="mcp",\n        method=method,\n',
+)
 def test_an_a2a_invocation_writes_the_same_record(records):
     """The record is protocol-neutral: an adapter opens ``tool_call`` with its own protocol and
     notes the tool's result from the thread that ran it. Mutation: build the ``ToolCall`` with

@@ -535,12 +535,15 @@ def test_content_block_tools_return_their_blocks(mcp_client):
 
 @mutation(
     "mcp_tools/views.py",
-    find='if usage is not None and usage["should_limit"]:',
+    find="if usage is not None and usage.should_limit:",
     replace="if False:",
 )
 @override_settings(MCP_TOOLS_RATE="2/m")
 def test_rate_limit_per_token_is_429_with_retry_after(mcp_client):
-    """Mutation: skip the ``usage.should_limit`` check in the view → red."""
+    """The budget is the member's, counted by ``TenancyMiddleware`` with the token check
+    (``tenancy.throttling``); ``mcp_view`` answers it.
+
+    Mutation: skip the ``usage.should_limit`` check in ``mcp_view`` → red."""
     client = mcp_client()
     other = mcp_client()
     assert client.message("ping").status_code == 200
@@ -550,7 +553,7 @@ def test_rate_limit_per_token_is_429_with_retry_after(mcp_client):
     assert int(limited["Retry-After"]) >= 1
     body = _json(limited)
     assert body["id"] is None and body["error"]["code"] == -32012
-    assert other.message("ping").status_code == 200  # per token, not global
+    assert other.message("ping").status_code == 200  # per member, not global
 
 
 OAUTH_PROBES = [

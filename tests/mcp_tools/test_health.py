@@ -12,8 +12,12 @@ from django.urls import reverse
 
 from mcp_tools.observability.health import migration_leaves
 from tests.mcp_tools.servers import free_port, serve
+from tests.mutations import Edit, mutation
 
 
+@mutation(
+    "cluck/urls.py", find='    path("", include("mcp_tools.observability.urls")),\n', replace=""
+)
 def test_the_routes_are_included_by_the_farm():
     """Mutation: drop ``include("mcp_tools.observability.urls")`` from ``cluck/urls.py`` → red."""
     assert (reverse("healthz"), reverse("readyz"), reverse("metrics")) == (
@@ -23,6 +27,11 @@ def test_the_routes_are_included_by_the_farm():
     )
 
 
+@mutation(
+    "mcp_tools/observability/health.py",
+    find="@ignores_ambient_credentials\ndef healthz(",
+    replace="def healthz(",
+)
 def test_healthz_answers_without_reading_a_bearer_or_the_database():
     """No database access is allowed in this test (pytest-django raises on any). A stale bearer
     sent along (a load balancer reusing headers) must not turn the probe into a 401 or a token
@@ -33,6 +42,11 @@ def test_healthz_answers_without_reading_a_bearer_or_the_database():
     assert response["Cache-Control"].startswith("max-age=0")
 
 
+@mutation(
+    "mcp_tools/observability/health.py",
+    find="@ignores_ambient_credentials\ndef readyz(",
+    replace="def readyz(",
+)
 @pytest.mark.django_db
 def test_readyz_is_ready_when_the_database_answers_and_every_migration_is_applied():
     """Unauthenticated: a bearer sent along is not read (no 401, no token lookup). Mutation:
@@ -42,6 +56,11 @@ def test_readyz_is_ready_when_the_database_answers_and_every_migration_is_applie
     assert response.json() == {"status": "ready", "checks": {"database": "ok", "migrations": "ok"}}
 
 
+@mutation(
+    "mcp_tools/observability/health.py",
+    find='"pending" if _migrations_pending() else "ok"',
+    replace='"ok"',
+)
 @pytest.mark.django_db
 def test_readyz_is_unavailable_while_a_migration_is_pending():
     """A deployment whose code is ahead of ``migrate``. Mutation: skip ``_migrations_pending``
@@ -56,11 +75,31 @@ def test_readyz_is_unavailable_while_a_migration_is_pending():
     }
 
 
+@mutation(
+    "mcp_tools/observability/health.py",
+    find="@require_safe\n@ignores_ambient_credentials\ndef readyz(",
+    replace="@ignores_ambient_credentials\ndef readyz(",
+)
 def test_readyz_answers_only_get_and_head():
-    """Mutation: drop ``@require_safe`` from ``readyz`` → red."""
+    """Mutation: drop ``@require_safe`` from ``readyz`` → red (the POST reaches the probe,
+    which reads the database: this test allows none)."""
     assert Client().post("/readyz").status_code == 405
 
 
+@mutation(
+    Edit(
+        "mcp_tools/observability/health.py",
+        find="from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections",
+        replace=(
+            "from django.db import DEFAULT_DB_ALIAS, DatabaseError, ProgrammingError, connections"
+        ),
+    ),
+    Edit(
+        "mcp_tools/observability/health.py",
+        find='    except DatabaseError:\n        logger.warning("readiness: database %r',
+        replace='    except ProgrammingError:\n        logger.warning("readiness: database %r',
+    ),
+)
 @pytest.mark.e2e
 def test_with_the_database_down_readyz_is_unavailable_and_healthz_still_ok():
     """A real server whose database refuses connections. Mutation: catch only

@@ -19,6 +19,7 @@ from idempotency import IdempotentUnit, Success
 from mcp_tools import calls
 from mcp_tools.observability import metrics
 from tests.idempotency.conftest import foreign_claim, make_scope
+from tests.mutations import mutation
 from tests.testapps.mcp_fixtures import controls
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -42,6 +43,11 @@ def _wait_for(condition: Callable[[], bool], timeout: float = 10.0) -> None:
         time.sleep(0.01)
 
 
+@mutation(
+    "mcp_tools/observability/records.py",
+    find="            metrics.observe_call(self)\n",
+    replace="",
+)
 def test_tool_calls_are_counted_by_tool_and_outcome_with_their_duration(mcp_client):
     """Mutation: drop ``metrics.observe_call`` from ``ToolCall.finish`` → red."""
     ok = delta(
@@ -67,6 +73,11 @@ def test_tool_calls_are_counted_by_tool_and_outcome_with_their_duration(mcp_clie
     assert (ok(), refused(), timed()) == (2.0, 1.0, 2.0)
 
 
+@mutation(
+    "mcp_tools/observability/metrics.py",
+    find="call.protocol, call.tool_label,",
+    replace="call.protocol, call.tool,",
+)
 def test_a_name_that_is_no_tool_of_the_caller_is_never_a_label(mcp_client):
     """Client-chosen names would make unbounded series. Mutation: label with ``call.tool``
     instead of ``call.tool_label`` → red."""
@@ -94,6 +105,11 @@ def test_a_name_that_is_no_tool_of_the_caller_is_never_a_label(mcp_client):
     )
 
 
+@mutation(
+    "mcp_tools/observability/metrics.py",
+    find="    unit_finished.connect(_on_unit_finished,",
+    replace="    # unit_finished.connect(_on_unit_finished,",
+)
 def test_idempotency_outcomes_are_counted(mcp_client):
     """Through the MCP adapter: executed, replayed, key reused. Mutation: disconnect
     ``_on_unit_finished`` in ``metrics.connect`` → red."""
@@ -109,6 +125,11 @@ def test_idempotency_outcomes_are_counted(mcp_client):
     assert (executed(), replayed(), reused(), failed()) == (1.0, 1.0, 1.0, 1.0)
 
 
+@mutation(
+    "mcp_tools/observability/metrics.py",
+    find="    lease_stolen.connect(_on_lease_stolen,",
+    replace="    # lease_stolen.connect(_on_lease_stolen,",
+)
 def test_stolen_leases_and_in_progress_are_counted():
     """Mutation: disconnect ``_on_lease_stolen`` in ``metrics.connect`` → red."""
     stolen = delta("idempotency_leases_stolen_total")
@@ -121,14 +142,24 @@ def test_stolen_leases_and_in_progress_are_counted():
     assert (stolen(), waiting()) == (1.0, 1.0)
 
 
+@mutation(
+    "mcp_tools/observability/metrics.py",
+    find="    bearer_refused.connect(_on_bearer_refused,",
+    replace="    # bearer_refused.connect(_on_bearer_refused,",
+)
 def test_refused_bearers_are_counted_by_reason(anonymous):
-    """Mutation: disconnect ``_on_bearer_refused`` → red."""
+    """Mutation: disconnect ``_on_bearer_refused`` in ``metrics.connect`` → red."""
     invalid = delta("tenancy_bearer_refusals_total", reason="Auth.InvalidToken")
     anonymous.bearer = "ck_pat_" + "y" * 43
     assert anonymous.message("tools/list").status_code == 401
     assert invalid() == 1.0
 
 
+@mutation(
+    "mcp_tools/observability/metrics.py",
+    find="    rate_limited.connect(_on_rate_limited,",
+    replace="    # rate_limited.connect(_on_rate_limited,",
+)
 @override_settings(MCP_TOOLS_RATE="1/m")
 def test_rate_limit_refusals_are_counted_by_group(mcp_client):
     """Mutation: disconnect ``_on_rate_limited`` in ``metrics.connect`` → red."""
@@ -154,9 +185,20 @@ def _released():
     _wait_for(lambda: calls.slots.in_use == 0)
 
 
+@mutation(
+    "mcp_tools/calls.py",
+    find='        observability.bound_refused("deadline")  # observability\n',
+    replace="",
+)
+@mutation(
+    "mcp_tools/calls.py",
+    find='        observability.bound_refused("concurrency")  # observability\n',
+    replace="",
+)
 @override_settings(MCP_TOOLS_MAX_CONCURRENT_CALLS=1, MCP_TOOLS_CALL_TIMEOUT_SECONDS=0.3)
 def test_deadline_and_overload_refusals_are_counted_and_recorded(mcp_client, _released, caplog):
-    """Mutation: drop either ``observability.bound_refused`` from ``calls.run_bounded`` → red."""
+    """Mutations, each red: drop either ``observability.bound_refused`` from
+    ``calls.run_bounded``."""
     deadline = delta("mcp_tools_bound_refusals_total", bound="deadline")
     concurrency = delta("mcp_tools_bound_refusals_total", bound="concurrency")
     client = mcp_client()
@@ -182,6 +224,11 @@ def _scrape(*, bearer: str | None = None, remote: str = "127.0.0.1", client: Any
     return (client or Client(REMOTE_ADDR=remote)).get("/metrics", headers=headers)
 
 
+@mutation(
+    "mcp_tools/observability/metrics.py",
+    find="return False  # never open by default",
+    replace="return True  # never open by default",
+)
 def test_metrics_is_not_served_without_a_guard():
     """Never open by default. Mutation: make ``admitted`` answer True when no guard is set
     → red."""
@@ -189,6 +236,13 @@ def test_metrics_is_not_served_without_a_guard():
     assert _scrape(bearer=TOKEN).status_code == 404
 
 
+@mutation(
+    "mcp_tools/observability/metrics.py",
+    find=(
+        "if presented is None or not hmac.compare_digest(presented.encode(), str(token).encode()):"
+    ),
+    replace="if False:",
+)
 @override_settings(MCP_TOOLS_METRICS_TOKEN=TOKEN)
 def test_metrics_with_a_token_guard_needs_that_token(mcp_client):
     """Mutation: skip the token comparison in ``admitted`` → red."""
@@ -206,6 +260,14 @@ def test_metrics_with_a_token_guard_needs_that_token(mcp_client):
     assert "no-cache" in response["Cache-Control"] or "max-age=0" in response["Cache-Control"]
 
 
+@mutation(
+    "mcp_tools/observability/metrics.py",
+    find=(
+        "        if not any(address in network for network in allowed_networks()):\n"
+        "            return False\n"
+    ),
+    replace="",
+)
 @override_settings(MCP_TOOLS_METRICS_ALLOWED_IPS=["10.1.0.0/16", "::1"])
 def test_metrics_with_an_address_guard_serves_only_those_addresses():
     """Mutation: skip the address check in ``admitted`` → red."""
@@ -215,6 +277,11 @@ def test_metrics_with_an_address_guard_serves_only_those_addresses():
     assert _scrape(remote="127.0.0.1").status_code == 404
 
 
+@mutation(
+    "mcp_tools/observability/metrics.py",
+    find="            return False\n    if ips:\n",
+    replace="            return False\n        return True\n    if ips:\n",
+)
 @override_settings(MCP_TOOLS_METRICS_TOKEN=TOKEN, MCP_TOOLS_METRICS_ALLOWED_IPS=["10.1.0.0/16"])
 def test_metrics_with_both_guards_needs_both():
     """Mutation: in ``admitted``, return True once the token matches (the address unchecked)
@@ -224,6 +291,11 @@ def test_metrics_with_both_guards_needs_both():
     assert _scrape(remote="10.1.0.9").status_code == 404
 
 
+@mutation(
+    "mcp_tools/observability/metrics.py",
+    find="@require_safe\n@ignores_ambient_credentials\n",
+    replace="@require_safe\n",
+)
 @override_settings(MCP_TOOLS_METRICS_TOKEN=TOKEN)
 def test_the_scrapers_bearer_is_never_read_as_a_member_token():
     """A tenancy token lookup of the scraper's bearer would answer 401. Mutation: drop
@@ -233,6 +305,11 @@ def test_the_scrapers_bearer_is_never_read_as_a_member_token():
     assert refusals() == 0.0
 
 
+@mutation(
+    "mcp_tools/observability/metrics.py",
+    find="@never_cache\n@require_safe\n",
+    replace="@never_cache\n",
+)
 def test_metrics_answers_only_get_and_head():
     """Mutation: drop ``@require_safe`` from ``metrics_view`` → red."""
     with override_settings(MCP_TOOLS_METRICS_TOKEN=TOKEN):
@@ -244,6 +321,7 @@ def _check_ids() -> set[str]:
     return {message.id for message in checks.run_checks() if message.id}
 
 
+@mutation("mcp_tools/observability/checks.py", find="    if unknown:\n", replace="    if False:\n")
 def test_a_bad_address_or_an_unknown_log_field_fails_the_system_checks():
     """Mutation: drop the ``mcp_tools.E012`` check from ``check_observability`` → red."""
     with override_settings(MCP_TOOLS_METRICS_ALLOWED_IPS=["10.0.0.0/8", "not-an-address"]):
@@ -253,6 +331,11 @@ def test_a_bad_address_or_an_unknown_log_field_fails_the_system_checks():
     assert not {"mcp_tools.E010", "mcp_tools.E012", "mcp_tools.E011"} & _check_ids()
 
 
+@mutation(
+    "mcp_tools/observability/metrics.py",
+    find='["protocol", "tool", "outcome", "code"],',
+    replace='["protocol", "tool", "outcome", "code", "tenant"],',
+)
 def test_series_are_labelled_only_by_what_the_server_decides():
     """Series are labelled by what the server decides (tool names of the catalogue, outcomes,
     codes), never by request data. Mutation: add a ``tenant`` label to ``mcp_tools_calls``

@@ -18,6 +18,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from tests.factories import FarmFactory, MembershipFactory, bearer_for
 from tests.mcp_tools.conftest import HANDSHAKE
 from tests.mcp_tools.servers import serve
+from tests.mutations import mutation
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
@@ -64,6 +65,11 @@ def _value(exposition: str, name: str, **labels: str) -> float:
     return 0.0
 
 
+@mutation(
+    "mcp_tools/observability/metrics.py",
+    find="    if os.environ.get(MULTIPROC_ENV):\n",
+    replace="    if False:\n",
+)
 def test_metrics_sum_the_calls_of_every_server_process(tmp_path: Path) -> None:
     """Mutation: serve ``REGISTRY`` (this process's counts) in ``metrics.exposition`` even under
     ``PROMETHEUS_MULTIPROC_DIR`` → red (the scrape sees one process's share)."""

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from mcp_tools.observability import metrics
+from tests.mutations import mutation
 
 OPERATING = Path(__file__).resolve().parents[2] / "docs" / "operating.md"
 # A series name of ours, anywhere in the page (tables, PromQL, alert rules).
@@ -57,6 +58,11 @@ def _queries() -> list[str]:
     return queries
 
 
+@mutation(
+    "mcp_tools/observability/metrics.py",
+    find='"idempotency_leases_stolen",',
+    replace='"idempotency_leases_taken_over",',
+)
 def test_the_metrics_table_lists_every_metric_and_no_other():
     """Mutation: rename ``idempotency_leases_stolen`` in ``metrics.instruments`` → red."""
     rows = re.finditer(r"^\| `([a-z_]+)` \|", _section("Prometheus metrics"), re.MULTILINE)
@@ -69,6 +75,11 @@ def test_the_metrics_table_lists_every_metric_and_no_other():
     assert documented == names
 
 
+@mutation(
+    "mcp_tools/observability/metrics.py",
+    find='["protocol", "tool", "outcome", "code"],',
+    replace='["protocol", "tool", "outcome"],',
+)
 @pytest.mark.parametrize("query", _queries())
 def test_every_promql_query_reads_series_and_labels_that_exist(query: str):
     """Mutation: drop the ``code`` label from ``mcp_tools_calls`` → red (the tool error panel and
@@ -87,6 +98,11 @@ def test_every_promql_query_reads_series_and_labels_that_exist(query: str):
             assert label in labels_of_query, f"no series in {query!r} has the label {label!r}"
 
 
+@mutation(
+    "mcp_tools/observability/metrics.py",
+    find='"mcp_tools_bound_refusals",',
+    replace='"mcp_tools_bounds_refused",',
+)
 def test_the_page_names_no_series_that_does_not_exist():
     """Prose and examples too. Mutation: rename ``mcp_tools_bound_refusals`` → red."""
     assert set(SERIES.findall(OPERATING.read_text())) <= set(_exposed())

@@ -25,6 +25,7 @@ from mcp_tools import calls
 from mcp_tools.asgi import SyncMiddlewareASGIHandler
 from mcp_tools.observability.tracing import instrument_django
 from tests.mcp_tools.conftest import HANDSHAKE, MODERN, modern_meta
+from tests.mutations import Edit, mutation
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -97,6 +98,11 @@ def _hex(value: int, width: int) -> str:
     return format(value, f"0{width}x")
 
 
+@mutation(
+    "mcp_tools/observability/records.py",
+    find="with tracing.span_for(call, meta=meta, headers=headers):",
+    replace="if True:",
+)
 def test_each_tool_call_is_one_server_span_after_the_mcp_conventions(mcp_client, spans):
     """Mutation: drop ``tracing.span_for`` from ``tool_call`` → red."""
     client = mcp_client()
@@ -120,6 +126,11 @@ def test_each_tool_call_is_one_server_span_after_the_mcp_conventions(mcp_client,
     assert span.parent is None  # no caller trace, no instrumented request: a new trace
 
 
+@mutation(
+    "mcp_tools/observability/tracing.py",
+    find="    return propagate.extract(headers, context=current), []\n",
+    replace="    return current, []\n",
+)
 def test_the_span_continues_the_callers_trace_from_the_traceparent_header(mcp_client, spans):
     """No Django instrumentation: the header is read directly. Mutation: drop the header
     branch of ``tracing._parent`` → red (a new trace)."""
@@ -137,6 +148,11 @@ def test_the_span_continues_the_callers_trace_from_the_traceparent_header(mcp_cl
     assert span.parent is not None and _hex(span.parent.span_id, 16) == CALLER_SPAN
 
 
+@mutation(
+    "mcp_tools/observability/tracing.py",
+    find="        span.set_status(Status(StatusCode.ERROR, call.error_code))\n",
+    replace="",
+)
 def test_a_tool_error_and_a_protocol_error_mark_the_span(mcp_client, spans):
     """Mutation: drop ``span.set_status`` from the ``tool_error`` branch of ``tracing.end``
     → red."""
@@ -158,6 +174,11 @@ def test_a_tool_error_and_a_protocol_error_mark_the_span(mcp_client, spans):
         assert SECRET not in json.dumps(dict(span.attributes or {}), default=str)
 
 
+@mutation(
+    "mcp_tools/calls.py",
+    find="_pool().submit(observability.carry(in_thread))",
+    replace="_pool().submit(in_thread)",
+)
 def test_spans_a_tool_starts_are_children_of_its_call_span(mcp_client, spans, monkeypatch):
     """Tools run in worker threads. Mutation: submit ``in_thread`` without
     ``observability.carry`` in ``calls.run_bounded`` → red (the tool's span starts a trace)."""
@@ -175,6 +196,25 @@ def test_spans_a_tool_starts_are_children_of_its_call_span(mcp_client, spans, mo
     assert inner.context.trace_id == call_span.context.trace_id
 
 
+@mutation(
+    Edit(
+        "mcp_tools/observability/tracing.py",
+        find="import functools\n",
+        replace="import contextvars\nimport functools\n",
+    ),
+    Edit(
+        "mcp_tools/observability/tracing.py",
+        find="    captured = otel_context.get_current()\n",
+        replace=(
+            "    captured = otel_context.get_current()\n    copied = contextvars.copy_context()\n"
+        ),
+    ),
+    Edit(
+        "mcp_tools/observability/tracing.py",
+        find="            return work()\n",
+        replace="            return copied.run(work)\n",
+    ),
+)
 def test_the_context_carried_into_the_thread_is_only_opentelemetrys(mcp_client, spans, monkeypatch):
     """The call context guard (a context built outside the request is refused) still holds in
     the worker thread: ``carry`` moves no other context variable there. Mutation: run
@@ -210,6 +250,11 @@ def _bearer_headers(client: Any, **extra: str) -> dict[str, str]:
     }
 
 
+@mutation(
+    "mcp_tools/observability/tracing.py",
+    find="    if ambient.is_valid or headers is None or headers.get(TRACEPARENT) is None:\n",
+    replace="    if headers is None or headers.get(TRACEPARENT) is None:\n",
+)
 def test_under_asgi_the_tool_span_is_a_child_of_the_request_span(mcp_client, asgi_app, spans):
     """Django instrumented, served by the farm's ASGI handler: the request span continues the
     header's trace and the tool call's span is its child. Mutation: read the HTTP header in
@@ -239,6 +284,11 @@ def test_under_asgi_the_tool_span_is_a_child_of_the_request_span(mcp_client, asg
     assert call_span.context.trace_id == request_span.context.trace_id
 
 
+@mutation(
+    "mcp_tools/observability/tracing.py",
+    find="    if isinstance(meta, Mapping) and isinstance(meta.get(TRACEPARENT), str):\n",
+    replace="    if False:\n",
+)
 def test_in_2026_the_span_continues_the_trace_in_params_meta_and_links_the_request(
     mcp_client, asgi_app, spans
 ):

@@ -24,7 +24,9 @@ def _client(membership: Any) -> Client:
     return Client(headers={"Authorization": f"Bearer {bearer_for(membership)}"})
 
 
-@mutation("tenancy/middleware.py", find="return rate_refusal(request)", replace="return None")
+@mutation(
+    "tenancy/middleware.py", find="return rate_refusal(request, usage)", replace="return None"
+)
 @override_settings(TENANCY_API_RATE="5/m")
 def test_rest_is_rate_limited_per_member_with_a_problem_429() -> None:
     """Mutation: drop the ``rate_refusal`` call from ``TenancyMiddleware.process_view`` → red
@@ -43,7 +45,7 @@ def test_rest_is_rate_limited_per_member_with_a_problem_429() -> None:
 
 
 @mutation(
-    "mcp_tools/views.py",
+    "tenancy/throttling.py",
     find='return f"membership:{actor.membership_id}"',
     replace='return f"token:{actor.token_id}"',
 )

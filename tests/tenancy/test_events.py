@@ -13,6 +13,7 @@ from tenancy import AuthenticationFailedError, bearer_refused, rate_limited
 from tenancy.api import LOGIN_RATE_GROUP
 from tenancy.throttling import RATE_GROUP, rate_refusal
 from tenancy.tokens import bump_credential_epoch
+from tests.mutations import mutation
 
 pytestmark = pytest.mark.django_db
 
@@ -38,6 +39,14 @@ def _me(bearer: str | None) -> int:
     return client.get("/api/v1/me/").status_code
 
 
+@mutation(
+    "tenancy/middleware.py",
+    find=(
+        "    bearer_refused.send("
+        "sender=type(error), request=request, reason=str(error.default_code))\n"
+    ),
+    replace="",
+)
 def test_every_refused_bearer_is_signalled_with_its_reason(member_client, received):
     """Mutation: drop the ``bearer_refused.send`` from ``tenancy.middleware.refuse`` → red."""
     client, membership = member_client()
@@ -52,6 +61,16 @@ def test_every_refused_bearer_is_signalled_with_its_reason(member_client, receiv
     assert all(event["signal"] is bearer_refused for event in received)
 
 
+@mutation(
+    "tenancy/middleware.py",
+    find="        if header is None:\n            return None\n",
+    replace=(
+        "        if header is None:\n"
+        "            bearer_refused.send("
+        'sender=AuthenticationFailedError, request=request, reason="")\n'
+        "            return None\n"
+    ),
+)
 def test_a_valid_or_missing_bearer_is_not_signalled(member_client, received):
     """Mutation: send ``bearer_refused`` from ``TenancyMiddleware.process_view`` when no
     ``Authorization`` header came → red."""
@@ -61,6 +80,14 @@ def test_a_valid_or_missing_bearer_is_not_signalled(member_client, received):
     assert received == []
 
 
+@mutation(
+    "tenancy/api.py",
+    find=(
+        "            rate_limited.send("
+        "sender=LoginApi, request=request._request, group=LOGIN_RATE_GROUP)\n"
+    ),
+    replace="",
+)
 def test_a_login_over_its_rate_is_signalled_with_its_group(received):
     """Mutation: drop the ``rate_limited.send`` from ``LoginApi.post`` → red."""
     client = APIClient(REMOTE_ADDR="203.0.113.77")
@@ -74,6 +101,11 @@ def test_a_login_over_its_rate_is_signalled_with_its_group(received):
     assert event["request"].META["REMOTE_ADDR"] == "203.0.113.77"
 
 
+@mutation(
+    "tenancy/throttling.py",
+    find="    rate_limited.send(sender=rate_refusal, request=request, group=usage.group)",
+    replace="    pass",
+)
 def test_a_member_over_the_api_rate_is_signalled_with_its_group(member_client, received):
     """Mutation: drop the ``rate_limited.send`` from ``tenancy.throttling.rate_refusal`` → red."""
     client, membership = member_client()

@@ -19,6 +19,7 @@ from django_ratelimit.core import get_usage
 from mcp_tools.views import RATE_BUDGET
 from tenancy.throttling import API_BUDGET, membership_rate_key
 from tests.factories import FarmFactory, MembershipFactory, bearer_for
+from tests.mutations import mutation
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
 
@@ -43,6 +44,11 @@ def _counter_statements(queries: CaptureQueriesContext) -> list[str]:
     return [q["sql"] for q in queries.captured_queries if "tenancy_rate_counter" in q["sql"]]
 
 
+@mutation(
+    "tenancy/lookup.py",
+    find="if count is not None and membership_id is not None and plan.counted_sql is not None:",
+    replace="if False:",
+)
 @override_settings(TENANCY_API_RATE="100/h")
 def test_a_known_token_is_checked_and_counted_in_one_statement() -> None:
     """Mutation: make ``fetch_token`` ignore ``count`` (always the plain read) → red (the
@@ -56,6 +62,7 @@ def test_a_known_token_is_checked_and_counted_in_one_statement() -> None:
     assert "WITH counted AS" in counting[0] and "tenancy_accesstoken" in counting[0]
 
 
+@mutation("tenancy/lookup.py", find="ELSE c.{value} + 1 END", replace="ELSE c.{value} END")
 @override_settings(TENANCY_API_RATE="4/h")
 def test_rest_refuses_at_the_exact_boundary() -> None:
     """Per hour, so the burst never straddles two windows.
@@ -68,6 +75,11 @@ def test_rest_refuses_at_the_exact_boundary() -> None:
     assert statuses == [200] * 4 + [429] * 2
 
 
+@mutation(
+    "tenancy/throttling.py",
+    find="should_limit=self.value > limit,",
+    replace="should_limit=self.value >= limit,",
+)
 @override_settings(MCP_TOOLS_RATE="4/h")
 def test_mcp_refuses_at_the_exact_boundary_with_a_jsonrpc_429() -> None:
     """Mutation: ``should_limit=self.value >= limit`` in ``PendingCount.usage`` → red (the
@@ -80,6 +92,11 @@ def test_mcp_refuses_at_the_exact_boundary_with_a_jsonrpc_429() -> None:
     assert int(refused["Retry-After"]) >= 1
 
 
+@mutation(
+    "tenancy/throttling.py",
+    find="self.budget.group, self.window, self.rate, value, self.budget.ratelimit_methods",
+    replace="self.budget.group, self.window, self.rate, value, ALL",
+)
 @override_settings(MCP_TOOLS_RATE="100/h")
 def test_the_count_is_django_ratelimits_own() -> None:
     """What the token check counted is what django-ratelimit reads on the same cache (one
@@ -105,6 +122,11 @@ def test_the_count_is_django_ratelimits_own() -> None:
     assert usage is not None and usage["count"] == 4
 
 
+@mutation(
+    "tenancy/lookup.py",
+    find="        f\"AND ct.{token['revoked_at']} IS NULL \"\n",
+    replace="",
+)
 @override_settings(TENANCY_API_RATE="3/h")
 def test_a_dead_token_does_not_spend_the_members_budget() -> None:
     """A revoked token (seen before by this process, so checked in the counting statement) is

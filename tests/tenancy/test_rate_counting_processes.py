@@ -18,6 +18,7 @@ import pytest
 from cluck.devredis import redis_server
 from tests.factories import FarmFactory, MembershipFactory, bearer_for
 from tests.mcp_tools.servers import serve
+from tests.mutations import Edit, mutation
 
 pytestmark = [pytest.mark.e2e, pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -59,6 +60,14 @@ def _burst(env: dict[str, str]) -> Counter[int]:
     return Counter(statuses)
 
 
+@mutation(
+    Edit("tenancy/throttling.py", find="import math\n", replace="import math\nimport os\n"),
+    Edit(
+        "tenancy/throttling.py",
+        find='value = f"membership:{membership_id}"',
+        replace='value = f"membership:{membership_id}:{os.getpid()}"',
+    ),
+)
 def test_two_processes_count_one_exact_budget_on_postgresql() -> None:
     """Mutation: key the counter per process in ``tenancy.throttling.PendingCount.prepare``
     (``value = f"membership:{membership_id}:{os.getpid()}"``) → red (each process admits
@@ -66,6 +75,22 @@ def test_two_processes_count_one_exact_budget_on_postgresql() -> None:
     assert _burst({}) == {200: RATE, 429: CALLS - RATE}
 
 
+@mutation(
+    "cluck/settings.py",
+    find=(
+        '            "LOCATION": _cache_url,\n'
+        "        }\n"
+        "    }\n"
+        '    RATELIMIT_USE_CACHE = "default"\n'
+    ),
+    replace=(
+        '            "LOCATION": _cache_url,\n'
+        "        },\n"
+        '        "local": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},\n'
+        "    }\n"
+        '    RATELIMIT_USE_CACHE = "local"\n'
+    ),
+)
 def test_two_processes_count_one_exact_budget_on_redis(redis_url: str) -> None:
     """``CACHE_URL=redis://…`` (cluck/settings.py) moves the counts to Redis.
 
