@@ -395,16 +395,18 @@ def result(reply: dict[str, Any]) -> dict[str, Any]:
 
 
 @mutation(
-    "mcp_tools/protocol.py",
-    find='        return _error(era, request_id, INVALID_PARAMS, f"Unknown tool: {name}")',
+    "mcp_tools/toolcall.py",
+    find='        return error(era, rid, INVALID_PARAMS, f"Unknown tool: {name}")',
     replace=(
-        "        return Reply(200, _jsonrpc.result_bytes(request_id, calls.error_result("
-        '"Tool.NotFound", f"Unknown tool: {name}")))'
+        "        return result(era, rid, calls.error_result("
+        '"Tool.NotFound", f"Unknown tool: {name}"), catalogue.server_info)'
     ),
 )
+@mutation("cluck/urls.py", find='    path("", include("tenancy.oauth.urls")),\n', replace="")
 def test_mcp_remote_relays_our_codes_over_stdio(demo_server: DemoServer, tmp_path: Path) -> None:
-    """Mutation: answer a hidden tool as an ``isError`` result instead of -32602 (make the
-    ``/mcp`` dispatch treat it as a tool error) → the readonly session gets a result → red.
+    """Mutation: answer a hidden tool as an ``isError`` result instead of -32602 (make
+    ``mcp_tools.toolcall.call_tool`` treat it as a tool error) → the readonly session gets a
+    result → red.
 
     Three proxies: the owner's story in the handshake era, readonly with ``--protocol auto``
     (mcp-remote finds 2026-07-28 through ``server/discover`` and bridges every request), and

@@ -267,8 +267,8 @@ def _fuzz_settings() -> Any:
     replace="",
 )
 @mutation(
-    "cluck/mcp.py",
-    find='    name="cluck_list_daily_entries",\n    errors={\n        **_FLOCK_NAME,\n',
+    "cluck/mcp/production.py",
+    find='    name="cluck_list_daily_entries",\n    errors={\n        **FLOCK_NAME,\n',
     replace='    name="cluck_list_daily_entries",\n    errors={\n',
 )
 @pytest.mark.parametrize("spec", PROJECT_TOOLS, ids=lambda spec: spec.name)

@@ -20,6 +20,7 @@ from django.test import Client
 from cluck.models import DailyEntry, EggGrade, Flock
 from mcp_tools.taskrunner import runner
 from tests.cluck.mcp_helpers import Tools, demo_bearer, sunrise
+from tests.mutations import mutation
 from tests.tool_errors import tool_error
 
 pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
@@ -117,6 +118,16 @@ def test_the_farms_resources_read_through_the_same_selectors(demo):
     assert entry.pk in {e["dailyEntryId"] for e in json.loads(day["text"])["entries"]}
 
 
+@mutation(
+    "cluck/selectors/flocks.py",
+    find="return Flock.objects.for_tenant(caller.tenant).filter(flock_scope_filter(caller))",
+    replace='return Flock.objects.unscoped("x").filter(flock_scope_filter(caller))',
+)
+@mutation(
+    "cluck/selectors/daily_entries.py",
+    find="    return DailyEntry.objects.for_tenant(caller.tenant).filter(",
+    replace='    return DailyEntry.objects.unscoped("x").filter(',
+)
 def test_a_resource_of_farm_a_is_never_readable_from_farm_b(demo):
     """Mutation: in ``cluck.selectors.flocks.accessible_flocks`` use
     ``Flock.objects.unscoped("x")`` instead of ``for_tenant(caller.tenant)`` → red (the template
@@ -147,6 +158,11 @@ def test_a_resource_of_farm_a_is_never_readable_from_farm_b(demo):
     assert not sunrise_ids & set(suggested["result"]["completion"]["values"])
 
 
+@mutation(
+    "cluck/selectors/flocks.py",
+    find="return Flock.objects.for_tenant(caller.tenant).filter(flock_scope_filter(caller))",
+    replace="return Flock.objects.for_tenant(caller.tenant)",
+)
 def test_a_workers_unassigned_flock_is_not_a_resource_they_can_read(demo):
     """Mutation: in ``cluck.selectors.flocks.accessible_flocks`` drop
     ``.filter(flock_scope_filter(caller))`` → red (the Worker reads the unassigned card)."""
@@ -245,6 +261,16 @@ def test_submit_asks_to_confirm_the_figures_when_the_client_can_ask(demo):
     assert DailyEntry.all_tenants.get(pk=entry_id).status == "Submitted"
 
 
+@mutation(
+    "cluck/mcp/production.py",
+    find="    if not (\n        answer.accepted\n",
+    replace="    if False and not (\n        answer.accepted\n",
+)
+@mutation(
+    "cluck/mcp/production.py",
+    find='        f"confirm-submit-v{draft.version}", message=_figures(draft)',
+    replace='        "confirm-submit", message=_figures(draft)',
+)
 def test_a_declined_or_stale_confirmation_submits_nothing(demo):
     """Mutations: in ``cluck.mcp.production._confirm_submit`` ignore the answer (``if False
     and not (...)``) → red (a decline submits); key the question without the draft's version

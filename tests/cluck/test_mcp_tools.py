@@ -374,7 +374,7 @@ def test_a_domain_failure_releases_the_claim(owner: Tools) -> None:
 
 
 @mutation(
-    "cluck/mcp.py",
+    "cluck/mcp/production.py",
     find="    total_eggs: int,\n    cracked_eggs: int,",
     replace="    total_eggs: Annotated[int, Field(ge=0)],\n    cracked_eggs: int,",
 )
@@ -395,7 +395,7 @@ def test_the_write_tool_runs_the_shared_validator(owner: Tools) -> None:
 
 
 @mutation(
-    "cluck/mcp.py",
+    "cluck/mcp/_shared.py",
     find='Caller(tenant=ctx.tenant, actor=ctx.actor, scope=ctx.row_scope, channel="mcp")',
     replace=(
         "Caller(tenant=ctx.tenant, actor=ctx.actor, "
@@ -405,7 +405,8 @@ def test_the_write_tool_runs_the_shared_validator(owner: Tools) -> None:
 )
 def test_an_unassigned_worker_cannot_record(demo: dict[str, str]) -> None:
     """Guard 27. Mutation: make the tool call the handler with the flock scope of an owner
-    (``Caller(..., scope=<unrestricted RowScope>)``) → red."""
+    (``cluck.mcp._shared.caller_of`` building ``Caller(..., scope=<unrestricted RowScope>)``)
+    → red."""
     worker = tools_for(demo, "worker@sunrise.example")
     other = _flock("House 2 Brown")
     error = worker.error("cluck_record_daily_entry", _record_args(other.pk, "w-1"))
@@ -502,13 +503,13 @@ def _integer_money_fields(
 
 
 @mutation(
-    "cluck/mcp.py",
+    "cluck/mcp/commerce.py",
     find="class OrderItem(Reply):\n    order_id: int\n",
     replace="class OrderItem(Reply):\n    total_minor: int = 0\n    order_id: int\n",
 )
 def test_no_reply_schema_carries_integer_money() -> None:
     """Guard 28 (walks every registered tool). Mutation: add ``total_minor: int = 0`` to
-    ``cluck.mcp.OrderItem`` → red."""
+    ``cluck.mcp.commerce.OrderItem`` → red."""
     offenders = {}
     for spec in default_registry.specs():
         if spec.output_schema is None:
@@ -544,13 +545,14 @@ def _customers_with_balances(count: int) -> None:
 
 
 @mutation(
-    "cluck/mcp.py",
-    find="        caller=_caller(ctx),\n        search=search,\n        limit=limit,",
-    replace="        caller=_caller(ctx),\n        search=search,\n        limit=500,",
+    "cluck/mcp/commerce.py",
+    find="        caller=caller_of(ctx),\n        search=search,\n        limit=limit,",
+    replace="        caller=caller_of(ctx),\n        search=search,\n        limit=500,",
 )
 def test_read_tools_return_bounded_pages_that_say_so(owner: Tools) -> None:
-    """Guard 31 (the reply). Mutation: make ``cluck.mcp.list_customers`` ask the selector for
-    its hard ceiling (``limit=500``) instead of the page cap → red (a 300-row reply).
+    """Guard 31 (the reply). Mutation: make ``cluck.mcp.commerce.list_customers`` ask the
+    selector for its hard ceiling (``limit=500``) instead of the page cap → red (a 300-row
+    reply).
     (Dropping only the query's slice stays green here — the page is still cut — which is why
     guard 31b counts rows fetched from the database.)"""
     seen: list[int] = []

@@ -323,9 +323,25 @@ def _member(farm: Farm, role: str) -> tuple[APIClient, Tools]:
     replace="        if False:",
 )
 @mutation(
-    "cluck/mcp.py",
-    find="                    unit_price=_money_out(line.unit_price),",
+    "cluck/mcp/commerce.py",
+    find="                    unit_price=money_out(line.unit_price),",
     replace="                    unit_price=None,",
+)
+@mutation(
+    "cluck/mcp/resources.py",
+    find="def egg_grades(ctx: CallContext) -> GradeList:\n    return list_egg_grades(ctx)\n",
+    replace=(
+        "def egg_grades(ctx: CallContext) -> GradeList:\n"
+        "    from cluck.mcp._shared import Money, MoneyOut\n"
+        "    from cluck.models import EggGrade\n"
+        "\n"
+        "    listed, farm = list_egg_grades(ctx), caller_of(ctx).farm\n"
+        "    grades = EggGrade.objects.for_tenant(farm)\n"
+        "    prices = dict(grades.values_list('pk', 'unit_price_minor'))\n"
+        "    for grade in listed.grades:\n"
+        "        grade.unit_price = MoneyOut.of(Money.of(prices[grade.egg_grade_id], farm))\n"
+        "    return listed\n"
+    ),
 )
 @pytest.mark.parametrize("role", [role.name for role in FARM_ROLES])
 def test_each_role_sees_the_same_money_on_every_route_and_every_tool(role: str) -> None:
@@ -334,8 +350,9 @@ def test_each_role_sees_the_same_money_on_every_route_and_every_tool(role: str) 
     without ``TieredMoneyMixin``'s drop → hidden money shows as ``"total": null`` on REST but
     is absent from the tools; (3) ``cluck_list_orders`` dropping the lines' ``unitPrice``
     (``unit_price=None`` in ``_order_item``) → the tool shows less than its routes; (4) the
-    ``farm://grades`` resource rendering each grade's list price from the model itself
-    instead of what the selector handed over → a Worker and a ReadOnly see money in it.
+    ``farm://grades`` resource (``cluck.mcp.resources.egg_grades``) filling each grade's list
+    price in from the model itself instead of what the selector handed over → a Worker and a
+    ReadOnly see money in it.
     """
     world = build_world()
     client, tools = _member(world.farm, role)

@@ -11,12 +11,12 @@ REFERENCE = Path(__file__).resolve().parents[2] / "docs" / "tool-reference.md"
 
 
 @mutation(
-    "cluck/mcp.py",
+    "cluck/mcp/production.py",
     find='"Eggs in stock per grade, counted in eggs, as of a farm-local date',
     replace='"Eggs in stock per grade (stale), counted in eggs, as of a farm-local date',
 )
 def test_the_tool_reference_in_docs_is_not_stale() -> None:
-    """Mutation: change ``cluck_read_stock``'s description in ``cluck/mcp.py`` → red.
+    """Mutation: change ``cluck_read_stock``'s description in ``cluck/mcp/production.py`` → red.
 
     Regenerate: ``python manage.py mcp_tools_reference --prefix cluck_ > docs/tool-reference.md``
     """

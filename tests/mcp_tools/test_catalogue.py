@@ -89,8 +89,8 @@ def test_pages_hold_at_most_the_page_size_and_chain_by_cursor(mcp_client):
 
 @mutation(
     "mcp_tools/surfaces.py",
-    find="index = 0 if cursor is None else self.cursors.get(cursor)",
-    replace="index = 0 if cursor is None else (int(cursor) if cursor.isdigit() else None)",
+    find="return 0 if cursor is None else self.cursors.get(cursor)",
+    replace="return 0 if cursor is None else (int(cursor) if cursor.isdigit() else None)",
 )
 @pytest.mark.django_db
 def test_forged_foreign_and_stale_cursors_are_invalid_params(mcp_client):

@@ -23,6 +23,7 @@ from mcp_tools.factories import FactoryRegistry
 from mcp_tools.raw import RawRegistry
 from mcp_tools.registry import default_registry
 from mcp_tools.surfaces import activated, build_catalogue
+from tests.mutations import mutation
 from tests.testapps.mcp_surface import controls
 
 pytestmark = pytest.mark.django_db(transaction=True)
@@ -48,6 +49,15 @@ def test_a_factory_tool_is_defined_by_the_callers_own_data(mcp_client):
     assert json.loads(theirs["content"][0]["text"])["error"]["code"] == "Tool.InvalidArguments"
 
 
+@mutation(
+    "mcp_tools/factories.py",
+    find="        made = self.factory(ctx)\n",
+    replace=(
+        '        made = globals().setdefault("_BUILT", {}).setdefault(\n'
+        "            (self.name, ctx.tenant_id), self.factory(ctx)\n"
+        "        )\n"
+    ),
+)
 def test_factory_definitions_are_not_retained_after_the_request(mcp_client):
     """Mutation: memoize ``ToolFactorySpec.build`` (e.g. ``functools.lru_cache`` on a helper
     keyed by the tenant, or a module dict of built specs) → red: what a factory built for one
@@ -71,6 +81,11 @@ class _Result:  # not a pydantic model: refused above before it matters
     pass
 
 
+@mutation(
+    "mcp_tools/raw.py",
+    find='    if not conf.get("ALLOW_RAW_TOOLS"):\n        return []\n',
+    replace="",
+)
 def test_raw_tools_are_off_unless_enabled(mcp_client):
     """Mutation: in ``raw.served_raw_tools`` ignore ``MCP_TOOLS_ALLOW_RAW_TOOLS`` → red."""
     client = mcp_client()
@@ -97,6 +112,11 @@ def test_enabled_raw_tools_are_served_warned_about_and_listed_apart(mcp_client, 
     assert listing.index("RAW TOOLS") < listing.index("mcptest_raw_echo")
 
 
+@mutation(
+    "mcp_tools/raw.py",
+    find="if len(params) != 1 or any(h is CallContext for h in hints.values()):",
+    replace="if len(params) != 1:",
+)
 def test_a_raw_tool_never_takes_a_call_context():
     """Mutation: in ``RawRegistry.raw_tool`` drop the ``CallContext`` annotation check → red."""
     registry = RawRegistry()

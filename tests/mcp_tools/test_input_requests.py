@@ -18,6 +18,7 @@ from django.utils import timezone
 from mcp_tools import conf, requeststate
 from tests.factories import MembershipFactory, bearer_for
 from tests.mcp_tools.conftest import McpClient
+from tests.mutations import Edit, mutation
 
 pytestmark = pytest.mark.django_db(transaction=True)
 ELICIT: dict[str, Any] = {"elicitation": {}}
@@ -62,6 +63,17 @@ def test_a_question_then_its_answer_with_the_signed_state(mcp_client):
     assert done["content"][0]["text"] == "state-ok: confirmed"
 
 
+@mutation(
+    "mcp_tools/requeststate.py",
+    find="        payload = signing.loads(token, salt=SALT, max_age=ttl)\n",
+    replace=(
+        '        payload = __import__("json").loads(\n'
+        '            __import__("zlib").decompress(\n'
+        '                signing.b64_decode(token.split(":")[0][1:].encode())\n'
+        "            )\n"
+        "        )\n"
+    ),
+)
 def test_a_tampered_state_is_refused(mcp_client):
     """Mutation: in ``requeststate.open_state`` decode the payload without verifying its
     signature (``signing.loads`` → a plain base64/JSON decode) → red."""
@@ -78,6 +90,18 @@ def test_a_tampered_state_is_refused(mcp_client):
         assert _refusal(response) == "tampered"
 
 
+@mutation(
+    Edit(
+        "mcp_tools/requeststate.py",
+        find="payload = signing.loads(token, salt=SALT, max_age=ttl)",
+        replace="payload = signing.loads(token, salt=SALT)",
+    ),
+    Edit(
+        "mcp_tools/requeststate.py",
+        find="    if expires <= timezone.now().timestamp():",
+        replace="    if False:",
+    ),
+)
 def test_an_expired_state_is_refused(mcp_client):
     """Mutation: drop ``max_age`` from ``signing.loads`` *and* the ``x`` expiry check in
     ``requeststate.open_state`` → red."""
@@ -93,6 +117,11 @@ def test_an_expired_state_is_refused(mcp_client):
     assert _refusal(response) == "expired"
 
 
+@mutation(
+    "mcp_tools/requeststate.py",
+    find='    if payload.get("b") != binding.as_list():',
+    replace="    if False:",
+)
 def test_a_state_is_bound_to_tenant_actor_tool_and_arguments(mcp_client):
     """Mutation: in ``requeststate.open_state`` skip the ``payload["b"] != binding`` check →
     red (another member, another farm, another tool or other arguments would be accepted)."""
@@ -124,6 +153,11 @@ def test_a_state_is_bound_to_tenant_actor_tool_and_arguments(mcp_client):
     assert _refusal(other_arguments) == "foreign"
 
 
+@mutation(
+    "mcp_tools/invoke.py",
+    find="                requeststate.redeem(inputs.opened)",
+    replace="                pass",
+)
 def test_a_replayed_state_is_refused_on_any_replica(mcp_client):
     """Mutation: skip ``requeststate.redeem`` in ``invoke.guarded`` → red. The redemption is a
     row in the database, so a second replica refuses the replay just the same."""

@@ -8,6 +8,7 @@ from typing import Any
 import pytest
 
 from tests.mcp_tools.conftest import HANDSHAKE
+from tests.mutations import mutation
 
 pytestmark = pytest.mark.django_db
 
@@ -42,6 +43,11 @@ def _cases() -> list[tuple[str, str, Any]]:
     return [(method, key, junk) for method, keys in SHAPES.items() for key in keys for junk in JUNK]
 
 
+@mutation(
+    "mcp_tools/taskstore.py",
+    find="if not isinstance(task_id, str) or not TASK_ID_RE.fullmatch(task_id):",
+    replace="if not isinstance(task_id, str) or len(task_id) > 64:",
+)
 @pytest.mark.parametrize("era", ["handshake", "modern"])
 def test_junk_in_any_param_is_a_json_rpc_answer_never_a_server_error(mcp_client, era):
     """Mutation: let ``TaskStore._owned`` take any string of up to 64 characters as a task id
@@ -92,6 +98,21 @@ NUL_CASES: list[tuple[str, dict[str, Any]]] = [
 ]
 
 
+@mutation(
+    "mcp_tools/prompts.py",
+    find="        if unstorable:\n            return [",
+    replace="        if False:\n            return [",
+)
+@mutation(
+    "mcp_tools/handlers.py",
+    find="    if unstorable:\n        problems = ",
+    replace="    if False:\n        problems = ",
+)
+@mutation(
+    "mcp_tools/resources.py",
+    find="if values is None or calls.unstorable_strings(values):",
+    replace="if values is None:",
+)
 @pytest.mark.parametrize(("method", "params"), NUL_CASES)
 def test_a_nul_in_a_prompt_resource_or_completion_never_reaches_application_code(
     mcp_client, method, params

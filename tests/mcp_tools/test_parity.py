@@ -149,7 +149,7 @@ def test_only_mcp_and_a2a_handle_their_own_idempotency():
 
 
 @mutation(
-    "cluck/mcp.py",
+    "cluck/mcp/production.py",
     find='    mirrors="stock-summary",\n    title="Read egg stock",\n',
     replace='    title="Read egg stock",\n',
 )

@@ -22,6 +22,7 @@ from mcp_tools.prompts import PromptRegistry
 from mcp_tools.resources import ResourceRegistry
 from mcp_tools.surfaces import activated, active_catalogue, build_catalogue
 from tests.mcp_tools.conftest import HANDSHAKE
+from tests.mutations import Edit, mutation
 
 pytestmark = pytest.mark.django_db
 
@@ -138,6 +139,21 @@ def test_prompt_arguments_must_be_strings():
 # --- listing and reading -----------------------------------------------------------------------
 
 
+@mutation(
+    Edit(
+        "mcp_tools/features.py",
+        find=(
+            "    admitted_resources = [r for r in resources.resources() if admits(r.policy)]\n"
+            "    admitted_templates = [t for t in resources.templates() if admits(t.policy)]\n"
+            "    admitted_prompts = [p for p in prompts.specs() if admits(p.policy)]\n"
+        ),
+        replace=(
+            "    admitted_resources = list(resources.resources())\n"
+            "    admitted_templates = list(resources.templates())\n"
+            "    admitted_prompts = list(prompts.specs())\n"
+        ),
+    ),
+)
 def test_resources_and_templates_are_listed_per_role(mcp_client):
     """Mutation: drop ``admits`` in ``mcp_tools.features.build_features`` → red."""
     owner = {
@@ -183,6 +199,26 @@ def test_an_unknown_resource_is_invalid_params_with_the_uri(mcp_client):
     }
 
 
+@mutation(
+    Edit(
+        "mcp_tools/features.py",
+        find=(
+            "    admitted_resources = [r for r in resources.resources() if admits(r.policy)]\n"
+            "    admitted_templates = [t for t in resources.templates() if admits(t.policy)]\n"
+            "    admitted_prompts = [p for p in prompts.specs() if admits(p.policy)]\n"
+        ),
+        replace=(
+            "    admitted_resources = list(resources.resources())\n"
+            "    admitted_templates = list(resources.templates())\n"
+            "    admitted_prompts = list(prompts.specs())\n"
+        ),
+    ),
+    Edit(
+        "mcp_tools/handlers.py",
+        find="    return spec if spec is not None and evaluate(spec.policy, ctx.actor) else None",
+        replace="    return spec",
+    ),
+)
 def test_hidden_resources_and_prompts_are_unknown_like_missing_ones(mcp_client):
     """Mutation: serve resources and prompts without their policy — build the feature surfaces
     from every definition (drop ``admits`` in ``mcp_tools.features.build_features``) *and*
@@ -201,6 +237,11 @@ def test_hidden_resources_and_prompts_are_unknown_like_missing_ones(mcp_client):
     assert _result(_handshake(owner, "prompts/get", {"name": "mcptest_owner_prompt"}))["messages"]
 
 
+@mutation(
+    "mcp_tools/handlers.py",
+    find="    return spec if spec is not None and evaluate(spec.policy, ctx.actor) else None",
+    replace="    return spec",
+)
 def test_the_live_policy_is_asked_again_on_read(mcp_client):
     """Mutation: drop the ``evaluate`` call in ``handlers._visible`` → red: a surface wrongly
     built for Workers with an owner-only resource would serve it."""
@@ -217,6 +258,17 @@ def test_the_live_policy_is_asked_again_on_read(mcp_client):
     assert refused["code"] == -32602
 
 
+@mutation(
+    "mcp_tools/handlers.py",
+    find=(
+        "        except ResourceNotFoundError:\n"
+        '            return _Failed(INVALID_PARAMS, "Resource not found", {"uri": uri})'
+    ),
+    replace=(
+        "        except ResourceNotFoundError:\n"
+        '            return _Failed(INVALID_PARAMS, "Resource not found")'
+    ),
+)
 def test_a_template_instance_of_another_tenant_is_not_found(mcp_client):
     """Mutation: in ``handlers._read`` answer ``ResourceNotFoundError`` without ``data.uri``
     → red (another tenant's instance must read exactly like a URI that names nothing)."""
@@ -352,6 +404,26 @@ def test_completions_answer_prompt_arguments_and_template_variables(mcp_client):
     assert no_completer["completion"]["values"] == []
 
 
+@mutation(
+    Edit(
+        "mcp_tools/features.py",
+        find=(
+            "    admitted_resources = [r for r in resources.resources() if admits(r.policy)]\n"
+            "    admitted_templates = [t for t in resources.templates() if admits(t.policy)]\n"
+            "    admitted_prompts = [p for p in prompts.specs() if admits(p.policy)]\n"
+        ),
+        replace=(
+            "    admitted_resources = list(resources.resources())\n"
+            "    admitted_templates = list(resources.templates())\n"
+            "    admitted_prompts = list(prompts.specs())\n"
+        ),
+    ),
+    Edit(
+        "mcp_tools/handlers.py",
+        find='        target = _visible(ctx, surface.features.prompts.get(str(ref.get("name"))))',
+        replace='        target = surface.features.prompts.get(str(ref.get("name")))',
+    ),
+)
 def test_completion_of_a_hidden_prompt_is_unknown(mcp_client):
     """Mutation: build the feature surfaces from every definition (drop ``admits`` in
     ``mcp_tools.features.build_features``) *and* look the prompt up in ``handlers._complete``

@@ -19,6 +19,7 @@ from django.test import AsyncClient
 
 from tests.factories import FarmFactory, MembershipFactory, bearer_for
 from tests.mcp_tools.conftest import HANDSHAKE, MODERN, modern_meta
+from tests.mutations import mutation
 
 pytestmark = pytest.mark.django_db(transaction=True)
 SSE = "application/json, text/event-stream"
@@ -96,6 +97,11 @@ def test_progress_is_streamed_on_the_requests_own_response_then_the_result(beare
     assert events[-1]["result"]["content"][0]["text"] == "counted 3"
 
 
+@mutation(
+    "mcp_tools/exchange.py",
+    find="        if self.progress_token is None:\n            return\n        params",
+    replace="        params",
+)
 def test_no_token_no_report_json_only_or_wsgi_answer_plain_json(bearer, mcp_client):
     """Mutation: in ``Exchange.report_progress`` emit even without a progress token → red."""
     no_token = {"name": "mcptest_streamed_count", "arguments": {"steps": 3}}

@@ -20,6 +20,7 @@ from mcp_tools.models import RequestStateRedemption, TaskRecord
 from mcp_tools.taskrunner import runner
 from tests.factories import MembershipFactory, bearer_for
 from tests.mcp_tools.conftest import HANDSHAKE, McpClient
+from tests.mutations import mutation
 
 pytestmark = pytest.mark.django_db(transaction=True)
 TASKS: dict[str, Any] = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
@@ -88,6 +89,20 @@ def test_without_the_extension_an_optional_tool_runs_synchronously(mcp_client):
     assert result["resultType"] == "complete" and "taskId" not in result
 
 
+@mutation(
+    "mcp_tools/taskstore.py",
+    find="            owner_key=owner.owner_key,\n            expires_at__gt",
+    replace="            expires_at__gt",
+)
+@mutation(
+    "mcp_tools/taskstore.py",
+    find=(
+        "            tenant_key=owner.tenant_key,\n"
+        "            owner_key=owner.owner_key,\n"
+        "            expires_at__gt"
+    ),
+    replace="            expires_at__gt",
+)
 def test_a_task_of_one_actor_is_invisible_to_every_other(mcp_client):
     """Mutation: drop ``owner_key`` from the filter in ``TaskStore._owned`` → red (a colleague
     on the same farm could read, cancel and answer the task); drop ``tenant_key`` too → red for
@@ -174,6 +189,11 @@ def test_tasks_methods_need_the_extension_and_the_routing_header(mcp_client):
     _wait(client, task_id)
 
 
+@mutation(
+    "mcp_tools/taskstore.py",
+    find="            and row.lease_expires_at < timezone.now()\n",
+    replace="            and False\n",
+)
 def test_a_task_whose_worker_is_lost_reads_as_failed(mcp_client):
     """Mutation: drop the lease check in ``TaskStore.get`` → red (a task whose replica died
     would stay ``working`` for ever)."""

@@ -277,8 +277,11 @@ def test_the_workers_flock_scope_holds_through_oauth():
 
 
 @mutation(
-    "mcp_tools/protocol.py",
-    find="    refused = _scope_refusal(spec, ctx, request_id)",
+    "mcp_tools/toolcall.py",
+    find=(
+        "    refused = scopes.refusal(ctx, rid, read_only=spec.read_only, "
+        'what=f"the tool {spec.name}")'
+    ),
     replace="    refused = None",
 )
 def test_a_read_scoped_token_steps_up_for_a_write_tool_its_role_allows():
@@ -300,6 +303,16 @@ def test_a_read_scoped_token_steps_up_for_a_write_tool_its_role_allows():
     assert _result(_call(token, "cluck_list_flocks"))["isError"] is False
 
 
+@mutation(
+    "mcp_tools/handlers.py",
+    find="        refused = scopes.refusal(ctx, rid, read_only=True, what=method)",
+    replace="        refused = None",
+)
+@mutation(
+    "mcp_tools/tasks.py",
+    find="    refused = scopes.refusal(ctx, rid, read_only=True, what=method)",
+    replace="    refused = None",
+)
 def test_reads_beyond_tools_need_the_read_scope_and_listings_follow_the_role():
     """Mutations: in ``mcp_tools.handlers.handle`` skip ``scopes.refusal`` → red (a token
     without ``mcp:read`` reads a resource, gets a prompt, completes); in
