@@ -58,6 +58,9 @@ class TaskRecord(models.Model):
     # A running task renews its lease; past it, the worker is presumed lost (task failed).
     lease_expires_at = models.DateTimeField(null=True)
     request_id = models.CharField(max_length=64, blank=True, default="")
+    # The conversation the task belongs to, for a protocol that has one (A2A's ``contextId``);
+    # empty for MCP tasks.
+    context_id = models.CharField(max_length=255, blank=True, default="")
 
     class Meta:
         db_table = "mcp_tools_task"
