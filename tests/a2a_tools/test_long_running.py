@@ -150,15 +150,19 @@ def test_one_task_store_serves_both_protocols(a2a_client: Any) -> None:
     replace="            expires_at__gt",
 )
 @mutation(
-    "mcp_tools/tasks.py",
-    find="    return store.cancel(owner_of(ctx), task_id)",
-    replace="    store._rows().filter(task_id=task_id).update(status='cancelled')\n"
-    "    return store.get(owner_of(ctx), task_id)",
+    "mcp_tools/taskstore.py",
+    find=(
+        "            tenant_key=owner.tenant_key,\n"
+        "            owner_key=owner.owner_key,\n"
+        "            expires_at__gt"
+    ),
+    replace="            expires_at__gt",
 )
 def test_a_long_running_task_is_its_creators_only(a2a_client: Any) -> None:
     """Mutation: drop ``owner_key`` from ``TaskStore._owned`` → red (a colleague on the same
-    farm reads the task over A2A); cancel by id alone in ``mcp_tools.tasks.cancel_task`` → red
-    (a colleague's CancelTask stops it, though it answers -32001)."""
+    farm reads and cancels the task over A2A); drop ``tenant_key`` too → red for the member of
+    another farm. A2A reads the MCP store through the owner-scoped ``get_task`` before any
+    cancel, so a foreign id is -32001 for both methods."""
     owner = a2a_client()
     working = _start(owner, "slow_compute", {"seconds": 30})
     assert working["status"]["state"] == "TASK_STATE_WORKING"
