@@ -35,9 +35,9 @@ TERMINAL_STATUSES = (TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELL
 class TaskRecord(models.Model):
     """One long-running operation, owned by one actor of one tenant.
 
-    Protocol-neutral: ``operation`` names the work (an MCP tool, later an A2A skill), ``result``
-    and ``error`` are the protocol's own JSON, and the MCP projections (``mcp_tools.tasks``)
-    turn a row into the wire shapes.
+    Protocol-neutral: ``operation`` names the work (an MCP tool, also behind an A2A skill),
+    ``result`` and ``error`` are MCP's JSON, and each protocol's projection (``mcp_tools.tasks``,
+    ``a2a_tools.rpc.task_from_view``) turns a row into its wire shapes.
     """
 
     task_id = models.CharField(max_length=64, primary_key=True)
