@@ -8,6 +8,12 @@ JSON in the specification's form (camelCase, ProtoJSON enum names) for the same 
 
 A skill runs exactly like ``tools/call``: the same ``CallContext``, argument model, worker pool,
 concurrency slots, deadline and, for a write, the same ``IdempotentUnit`` under the same keys.
+
+A long-running skill (its tool declares ``task_support``) asked with
+``configuration.returnImmediately`` (or ``"required"``) runs as an MCP task
+(``mcp_tools.tasks.run_as_task``): the answer is a ``TASK_STATE_WORKING`` task whose id is the
+MCP task id, and GetTask / CancelTask read and cancel it in the MCP task store, so one task is
+the same task over both protocols.
 """
 
 from __future__ import annotations
@@ -46,8 +52,10 @@ from a2a_tools.skills import (
 )
 from a2a_tools.tasks import InvalidCursorError, TaskOwner, TaskStore, task_store
 from mcp_tools import _jsonrpc, calls
+from mcp_tools import tasks as mcp_tasks
 from mcp_tools.context import CallContext
 from mcp_tools.registry import IDEMPOTENCY_KEY_ALIAS, ToolSpec
+from mcp_tools.taskstore import TaskView
 from tenancy import evaluate
 
 logger = logging.getLogger(__name__)
@@ -64,6 +72,15 @@ COMPLETED: Final = "TASK_STATE_COMPLETED"
 FAILED: Final = "TASK_STATE_FAILED"
 INPUT_REQUIRED: Final = "TASK_STATE_INPUT_REQUIRED"
 CANCELED: Final = "TASK_STATE_CANCELED"
+WORKING: Final = "TASK_STATE_WORKING"
+# The MCP task store's statuses as A2A task states.
+MCP_STATES: Final[Mapping[str, str]] = {
+    "working": WORKING,
+    "input_required": INPUT_REQUIRED,
+    "completed": COMPLETED,
+    "failed": FAILED,
+    "cancelled": CANCELED,
+}
 INVOCATION_SHAPE: Final = '{"data": {"skill": "<skill id>", "arguments": {...}}}'
 # The code in an input-required task's status message: the message was no skill invocation.
 CODE_NOT_AN_INVOCATION: Final = "A2A.InvocationRequired"
@@ -322,25 +339,69 @@ def result_parts(result: Mapping[str, Any]) -> list[dict[str, Any]]:
     return [_content_part(block) for block in result.get("content", [])]
 
 
-def task_from_result(result: Mapping[str, Any], *, turn: Turn, call: Invocation) -> dict[str, Any]:
-    """The finished ``Task`` for one tool result: completed with the result as its artifact,
-    or failed with the tool error (stable code) in its status message."""
-    task_id, context_id = turn.task_id, turn.context_id
+def _finished(
+    result: Mapping[str, Any], *, task_id: str, context_id: str, stamp: str
+) -> dict[str, Any]:
+    """``id``, ``contextId``, ``status`` and ``artifacts`` of the task a tool result ends."""
     task: dict[str, Any] = {"id": task_id, "contextId": context_id}
     if result.get("isError"):
         error = _tool_error(result)
         task["status"] = {
             "state": FAILED,
-            "timestamp": timestamp(),
+            "timestamp": stamp,
             "message": _agent_message(error, task_id=task_id, context_id=context_id),
         }
     else:
-        task["status"] = {"state": COMPLETED, "timestamp": timestamp()}
+        task["status"] = {"state": COMPLETED, "timestamp": stamp}
         task["artifacts"] = [
             {"artifactId": f"{task_id}-result", "name": "result", "parts": result_parts(result)}
         ]
+    return task
+
+
+def task_from_result(result: Mapping[str, Any], *, turn: Turn, call: Invocation) -> dict[str, Any]:
+    """The finished ``Task`` for one tool result: completed with the result as its artifact,
+    or failed with the tool error (stable code) in its status message."""
+    task = _finished(result, task_id=turn.task_id, context_id=turn.context_id, stamp=timestamp())
     task["history"] = turn.history(call.message)
     task["metadata"] = {"skill": call.skill}
+    return task
+
+
+def _stamp(moment: dt.datetime) -> str:
+    return moment.astimezone(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+
+
+def task_from_view(view: TaskView) -> dict[str, Any]:
+    """An MCP task (``mcp_tools`` task store) as an A2A ``Task``.
+
+    ``completed`` ends like a synchronous skill (its result as the ``result`` artifact, or
+    ``TASK_STATE_FAILED`` with the stable code when the result is a tool error); ``failed``
+    carries the task's JSON-RPC error (internal failure, deadline, lost worker) in the same
+    shape. No history: the store keeps the arguments, not the message.
+    """
+    task_id = view.task_id
+    context_id = view.context_id or task_id
+    stamp = _stamp(view.updated_at)
+    state = MCP_STATES.get(view.status, FAILED)
+    if view.status == "completed" and view.result is not None:
+        task = _finished(view.result, task_id=task_id, context_id=context_id, stamp=stamp)
+    else:
+        task = {"id": task_id, "contextId": context_id}
+        status: dict[str, Any] = {"state": state, "timestamp": stamp}
+        if state == FAILED:
+            error = view.error or {"code": calls.CODE_INTERNAL, "message": "The task failed"}
+            status["message"] = _agent_message(error, task_id=task_id, context_id=context_id)
+        elif view.status_message:
+            status["message"] = {
+                "messageId": f"{task_id}-status",
+                "role": "ROLE_AGENT",
+                "taskId": task_id,
+                "contextId": context_id,
+                "parts": [{"text": view.status_message}],
+            }
+        task["status"] = status
+    task["metadata"] = {"skill": view.operation}
     return task
 
 
@@ -428,6 +489,8 @@ class Dispatcher:
         # The task SendMessage finished (stored by the view before the reply leaves): the
         # task, its skill, and whether it continues an input-required task.
         self._finished: tuple[dict[str, Any], ToolSpec | None, bool] | None = None
+        # Ids read from the MCP task store in this request (long-running tasks).
+        self._long_running: set[str] = set()
 
     async def dispatch(
         self, request_id: Any, method: str, params: Mapping[str, Any] | None, version: str | None
@@ -469,12 +532,23 @@ class Dispatcher:
         return Reply(200, _jsonrpc.result_bytes(request_id, result))
 
     async def _owned(self, task_id: str) -> dict[str, Any]:
+        """The caller's task: one finished in its request (this store), else a long-running
+        one of the MCP task store (``task_from_view``)."""
         if not task_id:
             raise _invalid("id is required")
-        task = await sync_to_async(self.store.get)(self.owner, task_id)
+        task = await sync_to_async(self._find)(task_id)
         if task is None:
             # Another member's task and a missing one are the same answer (§13.1).
             raise _Refused(TaskNotFoundError(data={"taskId": task_id}))
+        return task
+
+    def _find(self, task_id: str) -> dict[str, Any] | None:
+        task = self.store.get(self.owner, task_id)
+        if task is None:
+            view = mcp_tasks.get_task(self.ctx, task_id)
+            if view is not None:
+                task = task_from_view(view)
+                self._long_running.add(task_id)
         return task
 
     async def get_task(self, request: pb.GetTaskRequest) -> dict[str, Any]:
@@ -484,7 +558,20 @@ class Dispatcher:
 
     async def cancel_task(self, request: pb.CancelTaskRequest) -> dict[str, Any]:
         task = await self._owned(request.id)
-        # Only a task waiting for input can be canceled: a skill call ends within its request.
+        if task["status"]["state"] in (WORKING, INPUT_REQUIRED):
+            # A long-running task is canceled in the MCP store (one that ended meanwhile stays
+            # as it ended, and is then not cancelable); None: a task of this store.
+            view = await sync_to_async(mcp_tasks.cancel_task)(self.ctx, request.id)
+            if view is not None:
+                task = task_from_view(view)
+                if task["status"]["state"] == CANCELED:
+                    return task
+                raise _Refused(
+                    TaskNotCancelableError(
+                        data={"taskId": request.id, "state": task["status"]["state"]}
+                    )
+                )
+        # Of the tasks finished in their request, only one waiting for input can be canceled.
         if task["status"]["state"] == INPUT_REQUIRED:
             canceled = {
                 **task,
@@ -575,9 +662,17 @@ class Dispatcher:
         if not spec.read_only and call.idempotency_key is not None:
             arguments = {**arguments, IDEMPOTENCY_KEY_ALIAS: call.idempotency_key}
         validated = calls.validate_arguments(spec, arguments)
+        long_running = spec.task_support == "required" or (
+            spec.task_support == "optional" and configuration.return_immediately
+        )
         if isinstance(validated, dict):
             task = task_from_result(validated, turn=turn, call=call)
             self._finished = (task, spec, turn.continues)
+        elif long_running and not turn.continues:
+            ran = await self._run_as_task(spec, validated, arguments, turn=turn, call=call)
+            if isinstance(ran, Reply):
+                return ran
+            task = ran
         else:
             ran = await self._run(spec, validated, turn=turn, call=call)
             if isinstance(ran, Reply):
@@ -594,11 +689,15 @@ class Dispatcher:
                 raise _invalid(f"contextId is longer than {MAX_CONTEXT_ID_LENGTH} characters")
             return Turn(self.ctx.request_id, context_id)
         task = await self._owned(message.task_id)
-        if task["status"]["state"] != INPUT_REQUIRED:
-            # A terminal task accepts no further message (§3.1.1).
+        if task["status"]["state"] != INPUT_REQUIRED or task["id"] in self._long_running:
+            # A terminal task accepts no further message (§3.1.1); a long-running one runs
+            # without messages (its input, if any, is answered over MCP tasks/update).
+            finished = task["id"] not in self._long_running
             raise _Refused(
                 UnsupportedOperationError(
-                    message="The task is finished and accepts no further messages",
+                    message="The task is finished and accepts no further messages"
+                    if finished
+                    else "A long-running task accepts no messages",
                     data={"taskId": message.task_id, "state": task["status"]["state"]},
                 )
             )
@@ -654,6 +753,38 @@ class Dispatcher:
             return bound_reply(self.request_id, exc)
         self._finished = (task, spec, turn.continues)
         return task
+
+    async def _run_as_task(
+        self,
+        spec: ToolSpec,
+        validated: Any,
+        arguments: Mapping[str, Any],
+        *,
+        turn: Turn,
+        call: Invocation,
+    ) -> dict[str, Any] | Reply:
+        """Run the skill as an MCP task: the part before ``ctx.continue_as_task()`` within
+        this request (an error there is a failed task at once, stored here like any finished
+        task), the rest in the MCP task runner; answer the ``TASK_STATE_WORKING`` task."""
+        ctx = self.ctx
+
+        def work() -> mcp_tasks.Handover:
+            return mcp_tasks.run_as_task(
+                ctx, spec, validated, arguments=arguments, context_id=turn.context_id
+            )
+
+        try:
+            handover = await calls.run_bounded(work)
+        except calls.BoundError as exc:
+            return bound_reply(self.request_id, exc)
+        if handover.result is not None:
+            task = task_from_result(handover.result, turn=turn, call=call)
+            self._finished = (task, spec, turn.continues)
+            return task
+        if handover.task is None:
+            # Every task slot is taken, as tools/call answers it.
+            return bound_reply(self.request_id, calls.overloaded())
+        return task_from_view(handover.task)
 
 
 def bound_reply(request_id: Any, exc: calls.BoundError) -> Reply:

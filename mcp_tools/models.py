@@ -35,9 +35,9 @@ TERMINAL_STATUSES = (TaskStatus.COMPLETED, TaskStatus.FAILED, TaskStatus.CANCELL
 class TaskRecord(models.Model):
     """One long-running operation, owned by one actor of one tenant.
 
-    Protocol-neutral: ``operation`` names the work (an MCP tool, later an A2A skill), ``result``
-    and ``error`` are the protocol's own JSON, and the MCP projections (``mcp_tools.tasks``)
-    turn a row into the wire shapes.
+    Protocol-neutral: ``operation`` names the work (an MCP tool, also behind an A2A skill),
+    ``result`` and ``error`` are MCP's JSON, and each protocol's projection (``mcp_tools.tasks``,
+    ``a2a_tools.rpc.task_from_view``) turns a row into its wire shapes.
     """
 
     task_id = models.CharField(max_length=64, primary_key=True)
@@ -58,6 +58,9 @@ class TaskRecord(models.Model):
     # A running task renews its lease; past it, the worker is presumed lost (task failed).
     lease_expires_at = models.DateTimeField(null=True)
     request_id = models.CharField(max_length=64, blank=True, default="")
+    # The conversation the task belongs to, for a protocol that has one (A2A's ``contextId``);
+    # empty for MCP tasks.
+    context_id = models.CharField(max_length=255, blank=True, default="")
 
     class Meta:
         db_table = "mcp_tools_task"

@@ -23,6 +23,11 @@ a no-op); a ``required`` one is refused (-32021 / -32602). A tool error inside a
 ``completed`` task whose result has ``isError: true``; an internal failure, a missing client
 capability or the task deadline is a ``failed`` task with a JSON-RPC ``error``. Tasks belong to
 the tenant and the acting user that created them: anyone else's task id is unknown (-32602).
+
+Another protocol serves the same tasks through three public functions (A2A does:
+``a2a_tools.rpc``): ``run_as_task`` runs a call as a client that negotiated tasks would (the
+same store, runner, owner, deadlines, leases and TTL), ``get_task`` and ``cancel_task`` read and
+cancel by id for the caller. The protocol shapes the ``TaskView`` into its own wire form.
 """
 
 from __future__ import annotations
@@ -32,6 +37,7 @@ import datetime as dt
 import logging
 import time
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any, Final
 
 from asgiref.sync import sync_to_async
@@ -47,6 +53,7 @@ from mcp_tools import _jsonrpc, calls, conf, invoke, scopes
 from mcp_tools.context import CallContext
 from mcp_tools.exchange import (
     ClientCapabilityMissing,
+    ContinueAsTask,
     Exchange,
     InputRequired,
     TaskCancelled,
@@ -84,7 +91,14 @@ def required_capability() -> dict[str, Any]:
 # --- creating and running -----------------------------------------------------------------
 
 
-def create(ctx: CallContext, spec: ToolSpec, arguments: Mapping[str, Any], answers: Any) -> Any:
+def create(
+    ctx: CallContext,
+    spec: ToolSpec,
+    arguments: Mapping[str, Any],
+    answers: Any,
+    *,
+    context_id: str = "",
+) -> Any:
     """Worker-thread: reserve a task slot and commit a ``working`` task; ``None`` if no slot."""
     if not runner.reserve():
         return None
@@ -97,6 +111,7 @@ def create(ctx: CallContext, spec: ToolSpec, arguments: Mapping[str, Any], answe
             ttl_seconds=float(conf.get("TASK_TTL_SECONDS")),
             lease_seconds=float(conf.get("TASK_LEASE_SECONDS")),
             request_id=ctx.request_id,
+            context_id=context_id,
         )
     except BaseException:
         runner.release()
@@ -200,6 +215,70 @@ def _job(
         )
         return
     store.finish(task_id, result=outcome)
+
+
+# --- the same tasks for another protocol ----------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Handover:
+    """What ``run_as_task`` did: the tool finished before it handed over (``result``, a
+    ``CallToolResult``, possibly ``isError``), or a task now runs (``task``). Neither: no task
+    slot was free (answer "overloaded", as ``tools/call`` does)."""
+
+    result: dict[str, Any] | None = None
+    task: TaskView | None = None
+
+
+def run_as_task(
+    ctx: CallContext,
+    spec: ToolSpec,
+    validated: Any,
+    *,
+    arguments: Mapping[str, Any],
+    context_id: str = "",
+) -> Handover:
+    """Worker thread (inside ``calls.run_bounded``): run ``spec`` as for a client that
+    negotiated tasks and declared no other capability.
+
+    The tool runs synchronously until ``ctx.continue_as_task()`` (argument and domain errors
+    before it are its result); from there it is a task of the caller (tenant + acting user) in
+    this store and runner, re-run from the top in a task worker under the task deadline, with
+    ``arguments`` (as validated into ``validated``) kept on the row. A tool that asks the client
+    for input before handing over gets ``Client.CapabilityRequired``: the caller has no way to
+    answer here.
+    """
+    exchange = Exchange(modern=True, tasks_negotiated=True)
+    call_ctx = ctx._with_exchange(exchange)
+    body = calls.run_read if spec.read_only else calls.run_write
+    try:
+        return Handover(result=body(spec, call_ctx, validated))
+    except ContinueAsTask:
+        pass
+    except (InputRequired, ClientCapabilityMissing):
+        return Handover(
+            result=calls.error_result(
+                calls.CODE_CAPABILITY_REQUIRED,
+                "This tool asks the client for input (elicitation, sampling or roots), "
+                "which only an MCP client can answer.",
+            )
+        )
+    view = create(call_ctx, spec, arguments, exchange.answers, context_id=context_id)
+    if view is not None:
+        start(view, spec, ctx, validated, capabilities=None, modern=True)
+    return Handover(task=view)
+
+
+def get_task(ctx: CallContext, task_id: str) -> TaskView | None:
+    """The caller's task (a lapsed lease reads as failed), or ``None``: unknown, expired or
+    another actor's — the three are indistinguishable."""
+    return store.get(owner_of(ctx), task_id)
+
+
+def cancel_task(ctx: CallContext, task_id: str) -> TaskView | None:
+    """Cancel the caller's task unless it is terminal already; the task as it now is
+    (``None`` as for ``get_task``). The worker sees the cancellation at its next check."""
+    return store.cancel(owner_of(ctx), task_id)
 
 
 # --- wire shapes ------------------------------------------------------------------------------

@@ -61,6 +61,7 @@ class TaskView:
     created_at: dt.datetime
     updated_at: dt.datetime
     expires_at: dt.datetime
+    context_id: str = ""
 
     @property
     def is_terminal(self) -> bool:
@@ -85,6 +86,7 @@ class TaskView:
             created_at=row.created_at,
             updated_at=row.updated_at,
             expires_at=row.expires_at,
+            context_id=row.context_id,
         )
 
 
@@ -119,6 +121,7 @@ class TaskStore:
         ttl_seconds: float,
         lease_seconds: float,
         request_id: str = "",
+        context_id: str = "",
     ) -> TaskView:
         """A new ``working`` task, committed before this returns (any replica can read it)."""
         now = timezone.now()
@@ -135,6 +138,7 @@ class TaskStore:
             expires_at=now + dt.timedelta(seconds=ttl_seconds),
             lease_expires_at=now + dt.timedelta(seconds=lease_seconds),
             request_id=request_id[:64],
+            context_id=context_id,
         )
         return TaskView.of(row)
 

@@ -340,3 +340,50 @@ def test_a2a_works_under_runserver(transactional_db: Any) -> None:
     task = sent["result"]["task"]
     assert task["status"]["state"] == "TASK_STATE_COMPLETED"
     assert _data(task)["flocks"]
+
+
+async def _report_as_a_task(base: str, bearer: str, arguments: dict[str, Any]) -> list[Any]:
+    """``a2a-sdk``'s client in polling mode (``returnImmediately``): the first answer, then
+    GetTask until the task is terminal."""
+    headers = {"Authorization": f"Bearer {bearer}"}
+    async with httpx.AsyncClient(headers=headers, timeout=30) as http:
+        client = await ClientFactory(
+            ClientConfig(httpx_client=http, streaming=False, polling=True)
+        ).create_from_url(base)
+        request = _request("cluck_production_report", arguments, None)
+        first = None
+        async for event in client.send_message(request):
+            first = MessageToDict(event.task)
+            break
+        assert first is not None
+        polled = first
+        for _ in range(300):
+            if polled["status"]["state"] not in ("TASK_STATE_WORKING", "TASK_STATE_SUBMITTED"):
+                break
+            await asyncio.sleep(0.05)
+            polled = MessageToDict(await client.get_task(GetTaskRequest(id=first["id"])))
+        return [first, polled]
+
+
+def test_a2a_sdk_python_client_polls_a_long_running_skill(demo_server) -> None:
+    """returnImmediately over a real server: a working task at once, then the report GetTask
+    polls to completion is the one a synchronous call gives, and /mcp tasks/get (same bearer)
+    reads the same task."""
+    url, bearers = demo_server
+    farm = Farm.objects.get(code="sunrise")
+    today = farm.today()
+    arguments = {"fromDate": str(today - dt.timedelta(days=120)), "toDate": str(today)}
+    first, done = asyncio.run(_report_as_a_task(url, bearers["owner"], arguments))
+    assert first["status"]["state"] == "TASK_STATE_WORKING", first
+    assert done["status"]["state"] == "TASK_STATE_COMPLETED", done
+    assert done["id"] == first["id"]
+    (synchronous,) = asyncio.run(
+        PythonClient(url, bearers["owner"]).story(
+            [{"op": "send", "skill": "cluck_production_report", "arguments": arguments}]
+        )
+    )
+    assert _data(done) == _data(synchronous["ok"])
+    over_mcp = mcp(url, bearers["owner"], "tasks/get", {"taskId": done["id"]})
+    assert (over_mcp["taskId"], over_mcp["status"]) == (done["id"], "completed")
+    result = mcp(url, bearers["owner"], "tasks/result", {"taskId": done["id"]})
+    assert result["structuredContent"] == _data(done)
