@@ -115,7 +115,7 @@ def check_membership_model(app_configs: Any = None, **kwargs: Any) -> list[check
     try:
         model = get_membership_model()
     except ImproperlyConfigured as exc:
-        return [checks.Error(str(exc), hint=hint, id="tenancy.E007")]
+        return [checks.Error(str(exc), hint=hint, id="tenancy.E008")]
     targets = {
         "USER_FIELD": str(settings.AUTH_USER_MODEL),
         "TENANT_FIELD": conf.tenant_model_label(),
@@ -139,7 +139,7 @@ def check_membership_model(app_configs: Any = None, **kwargs: Any) -> list[check
                     f"{model._meta.label}.{attribute} = {name!r} is not {what}.",
                     hint=f"Set {attribute} to the name of the field that holds it.",
                     obj=model,
-                    id="tenancy.E008",
+                    id="tenancy.E009",
                 )
             )
     return errors

@@ -23,7 +23,7 @@ def get_membership_model() -> type[AbstractMembership]:
 
     Raises:
         ImproperlyConfigured: the setting names no installed model, or one that does not
-            inherit ``AbstractMembership`` (system check ``tenancy.E007`` says the same).
+            inherit ``AbstractMembership`` (system check ``tenancy.E008`` says the same).
     """
     label = conf.membership_model_label()
     try:

@@ -115,17 +115,21 @@ class AbstractMembership(models.Model):
         return effective_role(self.get_roles())
 
     @classmethod
-    def epoch_attnames(cls) -> tuple[str, ...]:
-        """The columns whose change ends the membership's tokens."""
+    def epoch_fields(cls) -> list[models.Field[Any, Any]]:
+        """The fields whose change ends the membership's tokens."""
         names = (cls.USER_FIELD, cls.TENANT_FIELD, cls.ROLE_FIELD, "disabled_at")
         fields = [cls._meta.get_field(name) for name in names]
-        return tuple(field.attname for field in fields if isinstance(field, models.Field))
+        return [field for field in fields if isinstance(field, models.Field)]
+
+    @classmethod
+    def epoch_attnames(cls) -> tuple[str, ...]:
+        return tuple(field.attname for field in cls.epoch_fields())
 
     @classmethod
     def epoch_field_names(cls) -> frozenset[str]:
-        """What ``update(**kwargs)`` may name for those columns (field name or attname)."""
-        names = {cls.USER_FIELD, cls.TENANT_FIELD, cls.ROLE_FIELD, "disabled_at"}
-        return frozenset(names | set(cls.epoch_attnames()))
+        """What ``update(**kwargs)`` may name for those fields (name or attname)."""
+        fields = cls.epoch_fields()
+        return frozenset({f.name for f in fields} | {f.attname for f in fields})
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         update_fields = kwargs.get("update_fields")
