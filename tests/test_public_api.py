@@ -31,6 +31,7 @@ EXPECTED = {
         "bearer_refused",
         "effective_role",
         "evaluate",
+        "handles_own_transactions",
         "ignores_ambient_credentials",
         "rate_limited",
         "renders_authentication_failure",
