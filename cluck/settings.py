@@ -276,7 +276,10 @@ OAUTH2_PROVIDER = oauth2_provider_settings(
         "mcp:write": "Record production, customers, orders and payments in this farm",
     },
 )
-LOGIN_URL = "oauth2_provider:sign-in"
+# The farm has no login page of its own: the consent page signs people in with tenancy.oauth's
+# email-and-password page. A project with a login (allauth, SSO) leaves this out, and its
+# LOGIN_URL signs people in.
+TENANCY_OAUTH_SIGN_IN = "toolkit"
 if CLUCK_PUBLIC_URL:
     CSRF_TRUSTED_ORIGINS = [CLUCK_PUBLIC_URL]
 if _env_bool("CLUCK_TRUST_PROXY_HEADERS", False):

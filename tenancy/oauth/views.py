@@ -1,6 +1,8 @@
 """The authorization server's pages and endpoints: django-oauth-toolkit's views, bound to tenancy.
 
-- ``SignInView``: Django's login view on our template (email and password).
+- ``SignInView``: Django's login view on our template (email and password), only for a project
+  without a login of its own (``TENANCY_OAUTH_SIGN_IN = "toolkit"``). By default a signed-out
+  user is sent to the project's ``settings.LOGIN_URL`` with ``next``, so its login applies.
 - ``ConsentView``: the toolkit's authorization view; the signed-in user sees which client asks
   for what, picks the membership (tenant) the grant is for, and approves or denies.
 - ``ClientsView``: the user's authorized clients, each with a revoke button.
@@ -18,10 +20,17 @@ from django import forms
 from django.contrib.auth import logout
 from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.mixins import LoginRequiredMixin
-from django.contrib.auth.views import LoginView
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
-from django.shortcuts import get_object_or_404
-from django.urls import reverse, reverse_lazy
+from django.contrib.auth.views import LoginView, redirect_to_login
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBase,
+    HttpResponseRedirect,
+    JsonResponse,
+)
+from django.shortcuts import get_object_or_404, resolve_url
+from django.urls import reverse
 from django.utils.decorators import method_decorator
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
@@ -90,6 +99,13 @@ class SignInView(LoginView):
     authentication_form = EmailAuthenticationForm
     redirect_authenticated_user = True
 
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        # A password-only page beside the project's login would bypass its MFA or SSO for the
+        # whole site (the session is the project's): it exists only when asked for.
+        if not conf.uses_own_sign_in():
+            raise Http404("The project's own login signs people in (TENANCY_OAUTH_SIGN_IN).")
+        return super().dispatch(request, *args, **kwargs)
+
     def get_default_redirect_url(self) -> str:
         return reverse("oauth2_provider:clients")
 
@@ -99,7 +115,7 @@ class SignInView(LoginView):
 @require_POST
 def sign_out(request: HttpRequest) -> HttpResponse:
     logout(request)
-    return HttpResponseRedirect(reverse("oauth2_provider:sign-in"))
+    return HttpResponseRedirect(resolve_url(conf.login_url()))
 
 
 class ConsentForm(AllowForm):
@@ -138,7 +154,10 @@ def _invalid_target(resource: str, credentials: dict[str, Any]) -> OAuthToolkitE
 class ConsentView(dot.AuthorizationView):
     template_name = "tenancy_oauth/consent.html"
     form_class = ConsentForm
-    login_url = reverse_lazy("oauth2_provider:sign-in")
+
+    def get_login_url(self) -> str:
+        # Every signed-out path of django-oauth-toolkit's view (plain, prompt=login) asks here.
+        return conf.login_url()
 
     def _memberships(self) -> list[Membership]:
         if not hasattr(self, "_membership_cache"):
@@ -205,7 +224,9 @@ class ClientsView(LoginRequiredMixin, TemplateView):
     """The signed-in user's authorized clients, in every membership, with a revoke button."""
 
     template_name = "tenancy_oauth/clients.html"
-    login_url = reverse_lazy("oauth2_provider:sign-in")
+
+    def get_login_url(self) -> str:
+        return conf.login_url()
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context: dict[str, Any] = super().get_context_data(**kwargs)
@@ -221,7 +242,7 @@ class ClientsView(LoginRequiredMixin, TemplateView):
 @require_POST
 def revoke_client(request: HttpRequest, authorization_id: int) -> HttpResponse:
     if not request.user.is_authenticated:
-        return HttpResponseRedirect(reverse("oauth2_provider:sign-in"))
+        return redirect_to_login(reverse("oauth2_provider:clients"), conf.login_url())
     authorization = get_object_or_404(
         ClientAuthorization, pk=authorization_id, membership__user=request.user
     )

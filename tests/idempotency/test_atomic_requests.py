@@ -51,7 +51,7 @@ def _client(bearer: str) -> APIClient:
     return client
 
 
-def _claims(key: str) -> list[str]:
+def _claims(key: str) -> list[Any]:
     return list(
         IdempotencyRecord.objects.filter(
             operation_key=sha256_hex(f"POST:{EFFECTS}"), caller_key=sha256_hex(key)

@@ -70,7 +70,7 @@ def test_a_marked_view_is_left_unwrapped_on_an_alias_added_later(view: Any) -> N
 
 
 def test_djangos_own_opt_out_still_stacks_on_the_marker() -> None:
-    view = transaction.non_atomic_requests(using="reports")(marked_async)
+    view: Any = transaction.non_atomic_requests(using="reports")(marked_async)
     assert "reports" in view._non_atomic_requests
     assert "anything" in view._non_atomic_requests
 
@@ -79,7 +79,7 @@ def test_an_unmarked_view_is_still_djangos_to_wrap() -> None:
     connections.settings["added_later"] = {"ATOMIC_REQUESTS": True}
     try:
         with pytest.raises(RuntimeError, match="ATOMIC_REQUESTS"):
-            BaseHandler().make_view_atomic(unmarked_async)
+            BaseHandler().make_view_atomic(unmarked_async)  # type: ignore[arg-type]
     finally:
         del connections.settings["added_later"]
 
