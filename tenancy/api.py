@@ -34,6 +34,7 @@ from tenancy.exceptions import (
 from tenancy.markers import (
     accepts_superseded_credentials,
     claims_authorization,
+    handles_own_transactions,
     ignores_ambient_credentials,
     keys_per_user,
     never_replayed,
@@ -120,6 +121,9 @@ class TokenOutputSerializer(serializers.Serializer[Any]):
     tokenType = serializers.CharField()
 
 
+# Outside ATOMIC_REQUESTS: a refused login raises, DRF's handler then rolls the request
+# transaction back, and with it the failed attempt's count in tenancy's counter table.
+@handles_own_transactions
 @ignores_ambient_credentials
 @never_replayed("returns a live bearer token")
 class LoginApi(ProblemsByDefault, APIView):
@@ -173,6 +177,7 @@ class LoginApi(ProblemsByDefault, APIView):
         return Response(TokenOutputSerializer(body).data)
 
 
+@handles_own_transactions
 @accepts_superseded_credentials
 @never_replayed("a pure side effect: a replay would fake a logout")
 class LogoutApi(ProblemsByDefault, APIView):
@@ -211,6 +216,7 @@ MeOutputSerializer = type(
 # DEFAULT_AUTHENTICATION_CLASSES say: with DRF's defaults (session, basic) a missing token was
 # a 403, and a project authenticator for "Bearer" (JWT) would refuse our tokens outright.
 @claims_authorization
+@handles_own_transactions
 class MeApi(ProblemsByDefault, APIView):
     authentication_classes = [TenancyAuthentication]
     permission_classes = [IsTenantMember]
@@ -284,6 +290,7 @@ class TokenListSerializer(serializers.Serializer[Any]):
 
 
 @claims_authorization
+@handles_own_transactions
 @never_replayed("token creation returns the live secret once")
 @keys_per_user
 class TokenListCreateApi(ProblemsByDefault, APIView):
@@ -337,6 +344,7 @@ class TokenListCreateApi(ProblemsByDefault, APIView):
 
 
 @claims_authorization
+@handles_own_transactions
 @keys_per_user
 class TokenRevokeApi(ProblemsByDefault, APIView):
     authentication_classes = [TenancyAuthentication]

@@ -22,13 +22,34 @@ DEFAULTS: dict[str, Any] = {
     # host (127.0.0.1, ::1, localhost) over plain http from that host. Off by default; system
     # check tenancy_oauth.E001 refuses it wherever the server answers for a public host.
     "CIMD_LOOPBACK_HTTP_FOR_TESTS": False,
+    # Who signs a signed-out user in on the consent page. "project": the project's own login
+    # at settings.LOGIN_URL (allauth, MFA, SSO: whatever it enforces applies). "toolkit": this
+    # sub-app's email-and-password page (/oauth/sign-in/), for a project with no login of its
+    # own; in "project" mode that page does not exist (404), so it cannot bypass the project's.
+    "SIGN_IN": "project",
 }
+
+SIGN_IN_MODES = ("project", "toolkit")
 
 
 def get(name: str) -> Any:
     if name not in DEFAULTS:
         raise AttributeError(f"unknown tenancy.oauth setting {name!r}")
     return getattr(settings, f"TENANCY_OAUTH_{name}", DEFAULTS[name])
+
+
+def uses_own_sign_in() -> bool:
+    """``TENANCY_OAUTH_SIGN_IN == "toolkit"``: the sub-app's own sign-in page serves."""
+    return bool(get("SIGN_IN") == "toolkit")
+
+
+def login_url() -> str:
+    """Where a signed-out user goes (``redirect_to_login``, with ``next``): the project's
+    ``settings.LOGIN_URL``, or the sub-app's own sign-in page in "toolkit" mode. A URL name,
+    a path or an absolute URL, as ``LOGIN_URL`` takes."""
+    if uses_own_sign_in():
+        return "oauth2_provider:sign-in"
+    return str(settings.LOGIN_URL)
 
 
 def _provider(name: str) -> Any:

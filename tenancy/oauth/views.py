@@ -1,6 +1,8 @@
 """The authorization server's pages and endpoints: django-oauth-toolkit's views, bound to tenancy.
 
-- ``SignInView``: Django's login view on our template (email and password).
+- ``SignInView``: Django's login view on our template (email and password), only for a project
+  without a login of its own (``TENANCY_OAUTH_SIGN_IN = "toolkit"``). By default a signed-out
+  user is sent to the project's ``settings.LOGIN_URL`` with ``next``, so its login applies.
 - ``ConsentView``: the toolkit's authorization view; the signed-in user sees which client asks
   for what, picks the membership (tenant) the grant is for, and approves or denies.
 - ``ClientsView``: the user's authorized clients, each with a revoke button.
@@ -19,10 +21,17 @@ from django import forms
 from django.contrib.auth import logout
 from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.mixins import LoginRequiredMixin
-from django.contrib.auth.views import LoginView
-from django.http import HttpRequest, HttpResponse, HttpResponseRedirect, JsonResponse
-from django.shortcuts import get_object_or_404
-from django.urls import reverse, reverse_lazy
+from django.contrib.auth.views import LoginView, redirect_to_login
+from django.http import (
+    Http404,
+    HttpRequest,
+    HttpResponse,
+    HttpResponseBase,
+    HttpResponseRedirect,
+    JsonResponse,
+)
+from django.shortcuts import get_object_or_404, resolve_url
+from django.urls import reverse
 from django.utils.decorators import method_decorator
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
@@ -35,7 +44,7 @@ from oauth2_provider.models import get_application_model
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
 from tenancy import conf as tenancy_conf
-from tenancy.markers import ignores_ambient_credentials
+from tenancy.markers import handles_own_transactions, ignores_ambient_credentials
 from tenancy.members import memberships, user_lookup
 from tenancy.models import AbstractMembership
 from tenancy.oauth import conf
@@ -78,6 +87,7 @@ class EmailAuthenticationForm(AuthenticationForm):
     )
 
 
+@handles_own_transactions
 @ignores_ambient_credentials
 @method_decorator(never_cache, name="dispatch")
 @method_decorator(
@@ -91,15 +101,23 @@ class SignInView(LoginView):
     authentication_form = EmailAuthenticationForm
     redirect_authenticated_user = True
 
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        # A password-only page beside the project's login would bypass its MFA or SSO for the
+        # whole site (the session is the project's): it exists only when asked for.
+        if not conf.uses_own_sign_in():
+            raise Http404("The project's own login signs people in (TENANCY_OAUTH_SIGN_IN).")
+        return super().dispatch(request, *args, **kwargs)
+
     def get_default_redirect_url(self) -> str:
         return reverse("oauth2_provider:clients")
 
 
+@handles_own_transactions
 @ignores_ambient_credentials
 @require_POST
 def sign_out(request: HttpRequest) -> HttpResponse:
     logout(request)
-    return HttpResponseRedirect(reverse("oauth2_provider:sign-in"))
+    return HttpResponseRedirect(resolve_url(conf.login_url()))
 
 
 class ConsentForm(AllowForm):
@@ -135,11 +153,15 @@ def _invalid_target(resource: str, credentials: dict[str, Any]) -> OAuthToolkitE
     )
 
 
+@handles_own_transactions
 @ignores_ambient_credentials
 class ConsentView(dot.AuthorizationView):
     template_name = "tenancy_oauth/consent.html"
     form_class = ConsentForm
-    login_url = reverse_lazy("oauth2_provider:sign-in")
+
+    def get_login_url(self) -> str:
+        # Every signed-out path of django-oauth-toolkit's view (plain, prompt=login) asks here.
+        return conf.login_url()
 
     def _memberships(self) -> list[AbstractMembership]:
         if not hasattr(self, "_membership_cache"):
@@ -200,12 +222,15 @@ class ConsentView(dot.AuthorizationView):
         return context
 
 
+@handles_own_transactions
 @ignores_ambient_credentials
 class ClientsView(LoginRequiredMixin, TemplateView):
     """The signed-in user's authorized clients, in every membership, with a revoke button."""
 
     template_name = "tenancy_oauth/clients.html"
-    login_url = reverse_lazy("oauth2_provider:sign-in")
+
+    def get_login_url(self) -> str:
+        return conf.login_url()
 
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context: dict[str, Any] = super().get_context_data(**kwargs)
@@ -216,11 +241,12 @@ class ClientsView(LoginRequiredMixin, TemplateView):
         return context
 
 
+@handles_own_transactions
 @ignores_ambient_credentials
 @require_POST
 def revoke_client(request: HttpRequest, authorization_id: int) -> HttpResponse:
     if not request.user.is_authenticated:
-        return HttpResponseRedirect(reverse("oauth2_provider:sign-in"))
+        return redirect_to_login(reverse("oauth2_provider:clients"), conf.login_url())
     authorization = get_object_or_404(
         ClientAuthorization,
         pk=authorization_id,
@@ -233,6 +259,7 @@ def revoke_client(request: HttpRequest, authorization_id: int) -> HttpResponse:
 # --- metadata -------------------------------------------------------------------------------
 
 
+@handles_own_transactions
 @ignores_ambient_credentials
 class AuthorizationServerMetadataView(dot.OAuthServerMetadataView):
     """RFC 8414, with the issuer this server is configured with (or the request's origin)."""
@@ -242,6 +269,7 @@ class AuthorizationServerMetadataView(dot.OAuthServerMetadataView):
         return response
 
 
+@handles_own_transactions
 @ignores_ambient_credentials
 class ProtectedResourceMetadataView(dot.OAuthProtectedResourceMetadataView):
     """RFC 9728 for the MCP endpoint, at the path form and at the root form alike."""
@@ -264,16 +292,19 @@ class ProtectedResourceMetadataView(dot.OAuthProtectedResourceMetadataView):
 # --- token, revocation, registration -------------------------------------------------------
 
 
+@handles_own_transactions
 @ignores_ambient_credentials
 class TokenView(dot.TokenView):
     pass
 
 
+@handles_own_transactions
 @ignores_ambient_credentials
 class RevokeTokenView(dot.RevokeTokenView):
     pass
 
 
+@handles_own_transactions
 @ignores_ambient_credentials
 @method_decorator(
     ratelimit(
@@ -285,6 +316,7 @@ class RegistrationView(dot.DynamicClientRegistrationView):
     pass
 
 
+@handles_own_transactions
 @ignores_ambient_credentials
 class RegistrationManagementView(dot.DynamicClientRegistrationManagementView):
     pass
