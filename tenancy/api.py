@@ -23,6 +23,7 @@ from rest_framework.views import APIView
 
 from tenancy import conf
 from tenancy._schema import OpenApiResponse, extend_schema
+from tenancy.addresses import rate_key
 from tenancy.authentication import TenancyAuthentication
 from tenancy.events import rate_limited
 from tenancy.exceptions import (
@@ -91,12 +92,6 @@ def _problems(*codes: int) -> dict[Any, Any]:
     }
 
 
-def _client_ip(group: str, request: Any) -> str:
-    # Behind some ASGI servers or test clients REMOTE_ADDR is absent; count those together
-    # rather than failing the login.
-    return str(request.META.get("REMOTE_ADDR") or "unknown")
-
-
 def _membership_id(request: Request) -> int:
     membership_id = request_actor(request).membership_id
     if membership_id is None:  # IsTenantMember admits only resolved people
@@ -142,7 +137,7 @@ class LoginApi(ProblemsByDefault, APIView):
         usage = get_usage(
             request._request,
             group=LOGIN_RATE_GROUP,
-            key=_client_ip,
+            key=rate_key,
             rate=conf.get("LOGIN_RATE"),
             method=["POST"],
             increment=True,

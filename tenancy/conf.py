@@ -51,6 +51,10 @@ DEFAULTS: dict[str, Any] = {
     # last_used_at is written at most this often per token, to keep reads cheap.
     "TOKEN_LAST_USED_RESOLUTION_SECONDS": 300,
     "LOGIN_RATE": "10/m",
+    # Reverse proxies (addresses or networks, a list or a comma-separated string) whose
+    # X-Forwarded-For is believed when rate limits find the client's address
+    # (tenancy.addresses). Empty: the connection's peer is the client.
+    "TRUSTED_PROXIES": (),
 }
 
 

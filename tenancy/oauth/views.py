@@ -44,6 +44,7 @@ from oauth2_provider.models import get_application_model
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
 from tenancy import conf as tenancy_conf
+from tenancy.addresses import rate_key
 from tenancy.markers import handles_own_transactions, ignores_ambient_credentials
 from tenancy.members import memberships, user_lookup
 from tenancy.models import AbstractMembership
@@ -51,10 +52,6 @@ from tenancy.oauth import conf
 from tenancy.oauth.models import ClientAuthorization
 from tenancy.oauth.services import authorization_revoke, live_authorizations
 from tenancy.oauth.validators import MEMBERSHIP_CREDENTIAL
-
-
-def _client_ip(group: str, request: HttpRequest) -> str:
-    return str(request.META.get("REMOTE_ADDR") or "unknown")
 
 
 def _noun() -> str:
@@ -91,9 +88,7 @@ class EmailAuthenticationForm(AuthenticationForm):
 @ignores_ambient_credentials
 @method_decorator(never_cache, name="dispatch")
 @method_decorator(
-    ratelimit(
-        key=_client_ip, rate=lambda group, request: tenancy_conf.get("LOGIN_RATE"), block=True
-    ),
+    ratelimit(key=rate_key, rate=lambda group, request: tenancy_conf.get("LOGIN_RATE"), block=True),
     name="post",
 )
 class SignInView(LoginView):
@@ -307,9 +302,7 @@ class RevokeTokenView(dot.RevokeTokenView):
 @handles_own_transactions
 @ignores_ambient_credentials
 @method_decorator(
-    ratelimit(
-        key=_client_ip, rate=lambda group, request: conf.get("REGISTRATION_RATE"), block=True
-    ),
+    ratelimit(key=rate_key, rate=lambda group, request: conf.get("REGISTRATION_RATE"), block=True),
     name="post",
 )
 class RegistrationView(dot.DynamicClientRegistrationView):
