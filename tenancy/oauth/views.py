@@ -52,13 +52,12 @@ def _noun() -> str:
 
 def live_memberships(user: Any) -> list[Membership]:
     """The user's memberships a grant may be for: enabled, in an active tenant."""
-    active = tenancy_conf.get("TENANT_ACTIVE_FIELD")
     return [
         membership
         for membership in Membership.objects.filter(user=user, disabled_at__isnull=True)
         .select_related("tenant")
         .order_by("tenant__pk")
-        if getattr(membership.tenant, active)
+        if tenancy_conf.tenant_is_active(membership.tenant)
     ]
 
 
