@@ -23,7 +23,10 @@ from tenancy.services import membership_create, membership_set_roles
 
 
 class Command(BaseCommand):
-    help = "Add a user (created if new) to a tenant with a role, or change their role."
+    @property
+    def help(self) -> str:  # type: ignore[override]
+        noun = conf.get("TENANT_NOUN")
+        return f"Add a user (created if new) to a {noun} with a role, or change their role."
 
     def add_arguments(self, parser: CommandParser) -> None:
         add_tenant_argument(parser)
