@@ -24,9 +24,9 @@ DEFAULTS: dict[str, Any] = {
     # active field of None: the model has no such flag and every tenant is always active.
     "TENANT_CODE_FIELD": "code",
     "TENANT_ACTIVE_FIELD": "is_active",
-    # What the project calls a tenant, for messages and command-line aliases ("store", "farm").
+    # What the project calls a tenant, for messages and command-line aliases ("store", "school").
     "TENANT_NOUN": "tenant",
-    # What a row of the row scope is ("project", "flock"), for the ``me`` fields.
+    # What a row of the row scope is ("project", "site"), for the ``me`` fields.
     "ROW_NOUN": "row",
     # Dotted path to a tenancy.RoleSet; None → tenancy.roles.DEFAULT_ROLES.
     "ROLES": None,

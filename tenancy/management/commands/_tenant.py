@@ -12,7 +12,7 @@ from tenancy import conf
 
 def add_tenant_argument(parser: CommandParser) -> None:
     """``--tenant CODE``, also spelled ``--<noun>`` when ``TENANCY_TENANT_NOUN`` is not
-    "tenant" (the farm keeps ``--farm``)."""
+    "tenant" (``TENANCY_TENANT_NOUN = "store"`` → ``--store``)."""
     noun = str(conf.get("TENANT_NOUN")).strip().lower().replace(" ", "-")
     flags = ["--tenant"] if noun == "tenant" else ["--tenant", f"--{noun}"]
     parser.add_argument(*flags, dest="tenant", required=True, help=f"The {noun}'s code.")
