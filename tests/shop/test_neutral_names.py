@@ -159,3 +159,14 @@ def test_no_public_name_or_code_of_the_toolkit_is_farm_vocabulary(
     """Mutation: rename ``RowScope.row_ids`` back to ``assigned_flock_ids`` → red."""
     offending = sorted(f"{where}: {name}" for where, name in public_names if farm_words(name))
     assert offending == []
+
+
+def test_the_deploying_guides_oauth_settings_are_the_toolkits() -> None:
+    """docs/deploying.md's OAuth section names only settings a project of its own has; the
+    farm's ``CLUCK_*`` variables stay in their own, marked subsection."""
+    text = (ROOT / "docs" / "deploying.md").read_text(encoding="utf-8")
+    section = text.split("## OAuth sign-in for MCP clients", 1)[1].split("\n## ", 1)[0]
+    toolkit, farm = section.split("### The farm's environment variables", 1)
+    assert re.findall(r"CLUCK_\w+", toolkit) == []
+    assert "TENANCY_OAUTH_CIMD_LOOPBACK_HTTP_FOR_TESTS" in toolkit
+    assert {"CLUCK_PUBLIC_URL", "CLUCK_TRUST_PROXY_HEADERS"} <= set(re.findall(r"CLUCK_\w+", farm))
