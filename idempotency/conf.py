@@ -30,7 +30,8 @@ DEFAULTS: dict[str, Any] = {
     # Paths (segment prefixes, case-insensitive) whose keys are scoped per user, not per tenant.
     "USER_SCOPED_PATH_PREFIXES": ("/api/v1/me",),
     "MAX_KEY_LENGTH": 255,
-    # RFC 9457 ``type`` = base + slug of the code. None → "<this server's origin>/problems/".
+    # RFC 9457 ``type`` = base + code (``Idempotency.KeyRequired``), as tenancy builds it.
+    # None → "<this server's origin>/problems/".
     "PROBLEM_TYPE_BASE_URL": None,
 }
 

@@ -57,12 +57,13 @@ BODILESS_STATUSES = frozenset({204, 205, 304})
 
 
 def problem_type(code: str, request: HttpRequest | None) -> str:
-    """``IDEMPOTENCY_PROBLEM_TYPE_BASE_URL`` + slug, or this server's own ``/problems/<slug>``."""
-    slug = code.replace(".", "-").lower()
+    """``IDEMPOTENCY_PROBLEM_TYPE_BASE_URL`` + code, or this server's own ``/problems/<code>``:
+    built like tenancy's (``/problems/Auth.InvalidToken``), so one client rule reads both."""
     base = conf.get("PROBLEM_TYPE_BASE_URL")
     if base:
-        return f"{base}{slug}"
-    return request.build_absolute_uri(f"/problems/{slug}") if request else f"/problems/{slug}"
+        return f"{base}{code}"
+    path = f"/problems/{code}"
+    return request.build_absolute_uri(path) if request is not None else path
 
 
 def problem_response(

@@ -167,8 +167,8 @@ class SyncMiddlewareASGIHandler(ASGIHandler):
 
         The async view runs on the event loop while this thread waits, and a tool runs in a
         worker thread with a connection of its own; the one the token check used would sit
-        idle, checked out, for the whole call. Under load that left the pool
-        (``CLUCK_DB_POOL_MAX``) to waiting request threads and tools waited seconds for a
+        idle, checked out, for the whole call. Under load that left the pool (psycopg's
+        ``max_size``) to waiting request threads and tools waited seconds for a
         connection (bench/mcp_load.py). Async views never run inside ``ATOMIC_REQUESTS``
         (Django refuses), so no transaction is open here.
         """

@@ -1,10 +1,10 @@
 """``@tool_factory``: a tool whose definition depends on the caller, built per request.
 
-    @tool_factory(name="acme_stock_for_grade", read_only=True, result=StockReply,
-                  description="Stock of one of *your* grades.")
-    def stock_for_grade(ctx: CallContext) -> FactoryTool:
-        grades = tuple(g.name for g in grade_list(caller_from(ctx)))
-        Arguments = create_model("Arguments", grade=(Literal[grades], ...),
+    @tool_factory(name="acme_stock_for_category", read_only=True, result=StockReply,
+                  description="Stock of one of *your* categories.")
+    def stock_for_category(ctx: CallContext) -> FactoryTool:
+        names = tuple(c.name for c in category_list(caller_from(ctx)))
+        Arguments = create_model("Arguments", category=(Literal[names], ...),
                                  __config__=ConfigDict(extra="forbid"))
         return FactoryTool(arguments=Arguments, run=lambda ctx, args: ...)
 

@@ -1,13 +1,13 @@
 """``@prompt``: reusable message templates a client offers its user (``prompts/list``,
 ``prompts/get``).
 
-    @prompt(name="summarise_day", title="Summarise a day's production",
-            description="...", complete={"flock": complete_flock_names})
+    @prompt(name="summarise_day", title="Summarise a day's sales",
+            description="...", complete={"product": complete_product_names})
     def summarise_day(
         ctx: CallContext,
         *,
         date: Annotated[str | None, Field(description="ISO date")] = None,
-        flock: str | None = None,
+        product: str | None = None,
     ) -> list[PromptMessage]: ...
 
 Arguments are strings on the wire (camelCase names, like tool arguments); a parameter without a

@@ -384,7 +384,7 @@ def build_spec(
     declared = tuple((errors or {}).items())
     for code, when in declared:
         if not isinstance(code, str) or not ERROR_CODE_RE.fullmatch(code):
-            raise _fail(where, f"error code {code!r} must be dotted words, e.g. Flock.NotFound")
+            raise _fail(where, f"error code {code!r} must be dotted words, e.g. Order.NotFound")
         if not isinstance(when, str) or not when.strip():
             raise _fail(where, f"error code {code!r} needs a description of when it is answered")
 

@@ -1,13 +1,13 @@
 """``@resource`` and ``@resource_template``: read-only data a client can list and read.
 
-    @resource(uri="farm://grades", name="egg-grades", mime_type="application/json",
-              description="The farm's egg grades.")
-    def grades(ctx: CallContext) -> GradeList: ...
+    @resource(uri="shop://categories", name="categories", mime_type="application/json",
+              description="The store's product categories.")
+    def categories(ctx: CallContext) -> CategoryList: ...
 
-    @resource_template("farm://flocks/{flock_id}", name="flock-record-card",
-                       description="One flock's record card.",
-                       complete={"flock_id": complete_flock_ids})
-    def flock_card(ctx: CallContext, *, flock_id: int) -> str: ...
+    @resource_template("shop://products/{product_id}", name="product-card",
+                       description="One product's card.",
+                       complete={"product_id": complete_product_ids})
+    def product_card(ctx: CallContext, *, product_id: int) -> str: ...
 
 Like tools: the first parameter is ``ctx: CallContext``, a ``policy`` decides which roles see
 it (hidden ones are unknown, -32602), and the function runs in a worker thread under the same

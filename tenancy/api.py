@@ -163,7 +163,7 @@ class LoginApi(ProblemsByDefault, APIView):
         if user is None:
             raise InvalidCredentialsError()
         membership = memberships(user=user, tenant=tenant, live=True).first()
-        if membership is None or not getattr(tenant, conf.get("TENANT_ACTIVE_FIELD")):
+        if membership is None or not conf.tenant_is_active(tenant):
             # A suspended tenant is refused like a wrong password: login tells strangers
             # nothing about which tenants exist (its members learn it from their tokens).
             raise InvalidCredentialsError()

@@ -68,7 +68,8 @@ def check_middleware(app_configs: Any = None, **kwargs: Any) -> list[checks.Chec
 
 @checks.register(checks.Tags.models)
 def check_tenant_model(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
-    """``TENANCY_TENANT_MODEL`` names an installed model with the code and active fields."""
+    """``TENANCY_TENANT_MODEL`` names an installed model with the code field and the active
+    field (unless ``TENANCY_TENANT_ACTIVE_FIELD`` is ``None``: no flag, always active)."""
     from django.apps import apps
 
     label = conf.get("TENANT_MODEL")
@@ -91,15 +92,19 @@ def check_tenant_model(app_configs: Any = None, **kwargs: Any) -> list[checks.Ch
         ]
     errors: list[checks.CheckMessage] = []
     names = {field.name for field in model._meta.get_fields()}
-    for setting, field_name in (
-        ("TENANCY_TENANT_CODE_FIELD", conf.get("TENANT_CODE_FIELD")),
-        ("TENANCY_TENANT_ACTIVE_FIELD", conf.get("TENANT_ACTIVE_FIELD")),
+    for setting, field_name, optional in (
+        ("TENANCY_TENANT_CODE_FIELD", conf.get("TENANT_CODE_FIELD"), False),
+        # None: the tenant model has no active flag (every tenant is always active).
+        ("TENANCY_TENANT_ACTIVE_FIELD", conf.get("TENANT_ACTIVE_FIELD"), True),
     ):
+        if field_name is None and optional:
+            continue
         if field_name not in names:
             errors.append(
                 checks.Error(
                     f"{label} has no field {field_name!r} ({setting}).",
-                    hint=f"Add the field to {label}, or set {setting} to the field it has.",
+                    hint=f"Add the field to {label}, or set {setting} to the field it has"
+                    + (" (None when it has no active flag)." if optional else "."),
                     obj=model,
                     id="tenancy.E005",
                 )
@@ -148,6 +153,33 @@ def check_membership_model(app_configs: Any = None, **kwargs: Any) -> list[check
                 )
             )
     return errors
+
+
+@checks.register(checks.Tags.models)
+def check_scoped_managers(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """No model's default or base manager is tenant-scoped: Django's own machinery uses them."""
+    from django.apps import apps
+
+    from tenancy.scoping import is_tenant_scoped
+
+    configs = app_configs if app_configs is not None else apps.get_app_configs()
+    warnings: list[checks.CheckMessage] = []
+    for model in (model for config in configs for model in config.get_models()):
+        for role, manager in (("default", model._default_manager), ("base", model._base_manager)):
+            if is_tenant_scoped(manager):
+                warnings.append(
+                    checks.Warning(
+                        f"{model._meta.label}'s {role} manager {manager.name!r} is "
+                        "tenant-scoped: admin, related managers, cascades and dumpdata use it, "
+                        "and it refuses every query not narrowed to a tenant.",
+                        hint="Declare a plain manager first (objects = models.Manager()) or "
+                        f"name one in Meta.{role}_manager_name; keep the scoped one as a "
+                        "second manager (scoped = TenantScopedManager(...)).",
+                        obj=model,
+                        id="tenancy.W001",
+                    )
+                )
+    return warnings
 
 
 @checks.register()

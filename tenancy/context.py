@@ -154,7 +154,7 @@ class ActorContext:
 
 
 class RowScope:
-    """Which rows, below the tenant, the actor may touch (e.g. the projects, stores or flocks a
+    """Which rows, below the tenant, the actor may touch (e.g. the projects, stores or sites a
     restricted member is assigned to). The project decides what a row is, through
     ``TENANCY_ROW_SCOPE_RESOLVER``; without one every actor is unrestricted.
 

@@ -47,10 +47,19 @@ class AccountDisabledError(AuthenticationFailedError):
     default_code = "Auth.AccountDisabled"
 
 
-def _suspended() -> str:
+def _noun() -> str:
+    # Read when the message is rendered, so TENANCY_TENANT_NOUN (and override_settings) apply.
     from tenancy import conf
 
-    return f"This {conf.get('TENANT_NOUN')} is suspended."
+    return str(conf.get("TENANT_NOUN"))
+
+
+def _suspended() -> str:
+    return f"This {_noun()} is suspended."
+
+
+def _invalid_credentials() -> str:
+    return f"The {_noun()} code, email or password is incorrect."
 
 
 class TenantSuspendedError(AuthenticationFailedError):
@@ -62,7 +71,7 @@ class InvalidCredentialsError(AuthenticationFailedError):
     """Wrong password, unknown email, unknown tenant code or no membership: one answer for all,
     so login never confirms that a tenant code or an account exists."""
 
-    default_detail = "The tenant code, email or password is incorrect."
+    default_detail = lazy(_invalid_credentials, str)()
     default_code = "Auth.InvalidCredentials"
 
 

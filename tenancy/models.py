@@ -19,7 +19,7 @@ class TenantForeignKey(models.ForeignKey):
     Django writes ``settings.AUTH_USER_MODEL`` into migrations because ``auth.User`` declares
     itself swappable; a project's own tenant model does not, so this field says it instead.
     ``makemigrations`` then writes ``settings.TENANCY_TENANT_MODEL`` and a swappable
-    dependency — never the farm's, or any project's, app label.
+    dependency — never any project's app label.
     """
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:

@@ -101,7 +101,7 @@ def ensure_live(membership: AbstractMembership, *, credential_epoch: int) -> Non
         raise CredentialsSupersededError()
     if membership.disabled_at is not None or not membership.get_user().is_active:
         raise AccountDisabledError()
-    if not getattr(membership.get_tenant(), conf.get("TENANT_ACTIVE_FIELD")):
+    if not conf.tenant_is_active(membership.get_tenant()):
         raise TenantSuspendedError()
 
 

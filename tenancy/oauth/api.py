@@ -14,7 +14,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from tenancy._schema import extend_schema
-from tenancy.api import _problems
+from tenancy.api import TENANT_NOUN, _problems
 from tenancy.exceptions import TokenNotFoundError
 from tenancy.markers import claims_authorization, handles_own_transactions, keys_per_user
 from tenancy.oauth.models import ClientAuthorization
@@ -51,7 +51,7 @@ class AuthorizationListApi(APIView):
 
     @extend_schema(
         responses={200: AuthorizationListSerializer, **_problems(401)},
-        summary="The OAuth clients I authorized in this tenant.",
+        summary=f"The OAuth clients I authorized in this {TENANT_NOUN}.",
     )
     def get(self, request: Request) -> Response:
         found = list(live_authorizations(membership_id=_membership_id(request))[:501])

@@ -22,9 +22,9 @@ def oauth2_provider_settings(
     """django-oauth-toolkit settings for an MCP authorization server bound to ``tenancy``.
 
     Args:
-        issuer: the public origin, e.g. ``"https://farm.example"`` (RFC 8414 ``issuer``);
+        issuer: the public origin, e.g. ``"https://app.example"`` (RFC 8414 ``issuer``);
             ``None`` derives it from each request (development only).
-        resource: the canonical MCP URL, e.g. ``"https://farm.example/mcp"`` (the RFC 8707
+        resource: the canonical MCP URL, e.g. ``"https://app.example/mcp"`` (the RFC 8707
             audience every token is bound to); ``None`` derives it from each request.
         overrides: any other ``OAUTH2_PROVIDER`` key.
     """
@@ -65,7 +65,7 @@ def oauth2_provider_settings(
         # RFC 8252 §7.3: a loopback redirect URI matches on any port. Claude Code's client
         # declares http://localhost/callback and listens on a random port.
         "ALLOW_LOCALHOST_LOOPBACK": True,
-        # The consent page every time: the user picks the farm (tenant) for each grant.
+        # The consent page every time: the user picks the tenant for each grant.
         "REQUEST_APPROVAL_PROMPT": "force",
         # Registration: open DCR (hosted assistants still use it) and CIMD, whose documents
         # are fetched by tenancy.oauth.cimd (https, public addresses, 16 KiB, 5 s, no

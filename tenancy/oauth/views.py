@@ -60,13 +60,12 @@ def _noun() -> str:
 
 def live_memberships(user: Any) -> list[AbstractMembership]:
     """The user's memberships a grant may be for: enabled, in an active tenant."""
-    active = tenancy_conf.get("TENANT_ACTIVE_FIELD")
     queryset = memberships(user=user, live=True)
     tenant_field = queryset.model.TENANT_FIELD
     return [
         membership
         for membership in queryset.select_related(tenant_field).order_by(f"{tenant_field}__pk")
-        if getattr(membership.get_tenant(), active)
+        if tenancy_conf.tenant_is_active(membership.get_tenant())
     ]
 
 

@@ -46,6 +46,14 @@ FARM_WORDS = {
 # Words the farm uses that are also plain computing terms, allowed only in these phrases.
 ALLOWED_PHRASES = {("worker", "threads"), ("worker", "thread")}
 
+TOOLKIT = ("tenancy", "idempotency", "mcp_tools", "a2a_tools")
+ROOT = Path(__file__).resolve().parents[2]
+# Prose is scanned for the farm's own words; the plain computing ones (a worker, a layer, an
+# escape hatch) are prose too. "cluck" is the distribution's name (``pip install "cluck[a2a]"``)
+# and is allowed only so, and the farm's seeded names count as farm words.
+TEXT_FARM_WORDS = (FARM_WORDS - {"worker", "layer", "hatch"}) | {"sunrise", "hillside", "barn"}
+DISTRIBUTION_EXTRA = re.compile(r"cluck\[\w+\]")
+
 
 def words(name: str) -> list[str]:
     """``MAX_WORKER_THREADS`` → max, worker, threads; ``assignedFlockIds`` → assigned, flock,
@@ -73,6 +81,54 @@ def test_the_word_splitter_finds_farm_words_inside_names() -> None:
     assert farm_words("MAX_WORKER_THREADS") == []
     assert farm_words("workers") == ["workers"]
     assert farm_words("then_when") == []
+
+
+def text_farm_words(line: str) -> list[str]:
+    found = []
+    for word in words(DISTRIBUTION_EXTRA.sub("", line)):
+        stem = word[:-1] if word.endswith("s") else word
+        if word in TEXT_FARM_WORDS or stem in TEXT_FARM_WORDS:
+            found.append(word)
+    return found
+
+
+@mutation(
+    "mcp_tools/registry.py",
+    find='e.g. Order.NotFound")',
+    replace='e.g. Flock.NotFound")',
+)
+@mutation(
+    "tenancy/migrations/0001_initial.py",
+    find="# AUTH_USER_MODEL).",
+    replace="# AUTH_USER_MODEL, the farm's cluck.Farm here).",
+)
+def test_no_farm_word_in_the_toolkits_code_comments_or_templates() -> None:
+    """Docstrings, comments, messages, migrations and templates of the four reusable apps.
+
+    Mutation: a farm word back in an error message, or in a migration's comment → red.
+    """
+    offending, scanned = [], set()
+    for package in TOOLKIT:
+        for path in sorted((ROOT / package).rglob("*")):
+            if not path.is_file() or "__pycache__" in path.parts:
+                continue
+            try:
+                text = path.read_text(encoding="utf-8")
+            except UnicodeDecodeError:
+                continue
+            scanned.add(path.suffix)
+            for number, line in enumerate(text.splitlines(), start=1):
+                if found := text_farm_words(line):
+                    offending.append(f"{path.relative_to(ROOT)}:{number}: {found}")
+    assert {".py", ".html"} <= scanned
+    assert offending == []
+
+
+def test_the_text_scan_knows_prose_from_farm_words() -> None:
+    assert text_farm_words("the farm's egg grades, one flock") == ["farm", "egg", "flock"]
+    assert text_farm_words("Housekeeping: when the hens are fed") == ["hens"]
+    assert text_farm_words('pip install "cluck[oauth]"; a worker thread; an escape hatch') == []
+    assert text_farm_words("CLUCK_DB_POOL_MAX, the Hillside farm") == ["cluck", "hillside", "farm"]
 
 
 @pytest.fixture(scope="module")
@@ -103,3 +159,14 @@ def test_no_public_name_or_code_of_the_toolkit_is_farm_vocabulary(
     """Mutation: rename ``RowScope.row_ids`` back to ``assigned_flock_ids`` → red."""
     offending = sorted(f"{where}: {name}" for where, name in public_names if farm_words(name))
     assert offending == []
+
+
+def test_the_deploying_guides_oauth_settings_are_the_toolkits() -> None:
+    """docs/deploying.md's OAuth section names only settings a project of its own has; the
+    farm's ``CLUCK_*`` variables stay in their own, marked subsection."""
+    text = (ROOT / "docs" / "deploying.md").read_text(encoding="utf-8")
+    section = text.split("## OAuth sign-in for MCP clients", 1)[1].split("\n## ", 1)[0]
+    toolkit, farm = section.split("### The farm's environment variables", 1)
+    assert re.findall(r"CLUCK_\w+", toolkit) == []
+    assert "TENANCY_OAUTH_CIMD_LOOPBACK_HTTP_FOR_TESTS" in toolkit
+    assert {"CLUCK_PUBLIC_URL", "CLUCK_TRUST_PROXY_HEADERS"} <= set(re.findall(r"CLUCK_\w+", farm))

@@ -12,7 +12,7 @@ from tenancy import conf
 
 def add_tenant_argument(parser: CommandParser) -> None:
     """``--tenant CODE``, also spelled ``--<noun>`` when ``TENANCY_TENANT_NOUN`` is not
-    "tenant" (the farm keeps ``--farm``)."""
+    "tenant" (``TENANCY_TENANT_NOUN = "store"`` → ``--store``)."""
     noun = str(conf.get("TENANT_NOUN")).strip().lower().replace(" ", "-")
     flags = ["--tenant"] if noun == "tenant" else ["--tenant", f"--{noun}"]
     parser.add_argument(*flags, dest="tenant", required=True, help=f"The {noun}'s code.")
@@ -31,6 +31,6 @@ def tenant_by_code(code: str, *, require_active: bool = True) -> Any:
     tenant = model._default_manager.filter(**lookup).first()
     if tenant is None:
         raise CommandError(f"No {noun} has the code {code!r}.")
-    if require_active and not getattr(tenant, conf.get("TENANT_ACTIVE_FIELD")):
+    if require_active and not conf.tenant_is_active(tenant):
         raise CommandError(f"The {noun} {code!r} is suspended.")
     return tenant

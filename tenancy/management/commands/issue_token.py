@@ -20,7 +20,12 @@ from tenancy.tokens import issue_token
 
 
 class Command(BaseCommand):
-    help = "Issue a personal access token for a member of a tenant and print it (only the token)."
+    @property
+    def help(self) -> str:  # type: ignore[override]
+        noun = conf.get("TENANT_NOUN")
+        return (
+            f"Issue a personal access token for a member of a {noun} and print it (only the token)."
+        )
 
     def add_arguments(self, parser: CommandParser) -> None:
         add_tenant_argument(parser)
