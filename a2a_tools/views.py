@@ -40,6 +40,7 @@ from tenancy import (
     NotAuthenticatedError,
     TenantContext,
     bearer_challenge,
+    handles_own_transactions,
     renders_authentication_failure,
 )
 from tenancy.throttling import counted_usage, rate_budget
@@ -67,6 +68,7 @@ def interface_url(request: HttpRequest) -> str:
     return str(conf.get("PUBLIC_URL") or request.build_absolute_uri(reverse("a2a")))
 
 
+@handles_own_transactions
 @require_safe
 def agent_card_view(request: HttpRequest) -> HttpResponse:
     """The public Agent Card: who this agent is, where and how to call it, and no skills of
@@ -119,6 +121,9 @@ def _release_idle_connections() -> None:
             connection.close()
 
 
+# Outside ATOMIC_REQUESTS: the request thread hands its connection back while the skill runs,
+# which it cannot inside a transaction, and a tool's write commits in its own IdempotentUnit.
+@handles_own_transactions
 @csrf_exempt
 @handles_own_idempotency
 @renders_authentication_failure

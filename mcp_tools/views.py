@@ -31,6 +31,7 @@ from tenancy import (
     NotAuthenticatedError,
     TenantContext,
     bearer_challenge,
+    handles_own_transactions,
     ignores_ambient_credentials,
     renders_authentication_failure,
 )
@@ -136,6 +137,7 @@ def _unauthenticated(
     )
 
 
+@handles_own_transactions  # async: Django refuses ATOMIC_REQUESTS for it (500 on every call)
 @csrf_exempt
 @handles_own_idempotency
 @renders_authentication_failure
@@ -253,6 +255,7 @@ OAUTH_NOT_OFFERED: Final = (
 )
 
 
+@handles_own_transactions
 @csrf_exempt
 @ignores_ambient_credentials
 def oauth_not_offered(request: HttpRequest, **kwargs: Any) -> HttpResponse:

@@ -1,9 +1,9 @@
 """``tenancy``: who is calling — tenant, actor and row scope, resolved once per request.
 
 Public surface (import-safe; no models): the request-scoped context types, roles and policies,
-the view markers, the bearer challenge, the errors and the signals observers receive
-(``bearer_refused``, ``rate_limited``). Models live in ``tenancy.models``; the
-REST views in ``tenancy.urls``.
+the view markers (``handles_own_transactions`` among them: ``ATOMIC_REQUESTS`` skips such a
+view), the bearer challenge, the errors and the signals observers receive (``bearer_refused``,
+``rate_limited``). Models live in ``tenancy.models``; the REST views in ``tenancy.urls``.
 """
 
 from tenancy.challenges import bearer_challenge
@@ -18,6 +18,7 @@ from tenancy.exceptions import (
 )
 from tenancy.markers import (
     accepts_superseded_credentials,
+    handles_own_transactions,
     ignores_ambient_credentials,
     renders_authentication_failure,
 )
@@ -54,6 +55,7 @@ __all__ = [
     "bearer_refused",
     "effective_role",
     "evaluate",
+    "handles_own_transactions",
     "ignores_ambient_credentials",
     "rate_limited",
     "renders_authentication_failure",

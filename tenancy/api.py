@@ -33,6 +33,7 @@ from tenancy.exceptions import (
 )
 from tenancy.markers import (
     accepts_superseded_credentials,
+    handles_own_transactions,
     ignores_ambient_credentials,
     keys_per_user,
     never_replayed,
@@ -117,6 +118,9 @@ class TokenOutputSerializer(serializers.Serializer[Any]):
     tokenType = serializers.CharField()
 
 
+# Outside ATOMIC_REQUESTS: a refused login raises, DRF's handler then rolls the request
+# transaction back, and with it the failed attempt's count in tenancy's counter table.
+@handles_own_transactions
 @ignores_ambient_credentials
 @never_replayed("returns a live bearer token")
 class LoginApi(ProblemsByDefault, APIView):
@@ -163,7 +167,7 @@ class LoginApi(ProblemsByDefault, APIView):
         membership = Membership.objects.filter(
             user=user, tenant=tenant, disabled_at__isnull=True
         ).first()
-        if membership is None or not getattr(tenant, conf.get("TENANT_ACTIVE_FIELD")):
+        if membership is None or not conf.tenant_is_active(tenant):
             # A suspended tenant is refused like a wrong password: login tells strangers
             # nothing about which tenants exist (its members learn it from their tokens).
             raise InvalidCredentialsError()
@@ -172,6 +176,7 @@ class LoginApi(ProblemsByDefault, APIView):
         return Response(TokenOutputSerializer(body).data)
 
 
+@handles_own_transactions
 @accepts_superseded_credentials
 @never_replayed("a pure side effect: a replay would fake a logout")
 class LogoutApi(ProblemsByDefault, APIView):
@@ -207,6 +212,7 @@ MeOutputSerializer = type(
 # The member views read the bearer TenancyMiddleware resolved, whatever the project's
 # DEFAULT_AUTHENTICATION_CLASSES say: with DRF's defaults (session, basic) a missing token was
 # a 403, and a project authenticator for "Bearer" (JWT) would refuse our tokens outright.
+@handles_own_transactions
 class MeApi(ProblemsByDefault, APIView):
     authentication_classes = [TenancyAuthentication]
     permission_classes = [IsTenantMember]
@@ -279,6 +285,7 @@ class TokenListSerializer(serializers.Serializer[Any]):
     complete = serializers.BooleanField()
 
 
+@handles_own_transactions
 @never_replayed("token creation returns the live secret once")
 @keys_per_user
 class TokenListCreateApi(ProblemsByDefault, APIView):
@@ -327,6 +334,7 @@ class TokenListCreateApi(ProblemsByDefault, APIView):
         return Response(TokenCreatedSerializer(token).data, status=status.HTTP_201_CREATED)
 
 
+@handles_own_transactions
 @keys_per_user
 class TokenRevokeApi(ProblemsByDefault, APIView):
     authentication_classes = [TenancyAuthentication]

@@ -41,7 +41,8 @@ def check_middleware(app_configs: Any = None, **kwargs: Any) -> list[checks.Chec
 
 @checks.register(checks.Tags.models)
 def check_tenant_model(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
-    """``TENANCY_TENANT_MODEL`` names an installed model with the code and active fields."""
+    """``TENANCY_TENANT_MODEL`` names an installed model with the code field and the active
+    field (unless ``TENANCY_TENANT_ACTIVE_FIELD`` is ``None``: no flag, always active)."""
     from django.apps import apps
 
     label = conf.get("TENANT_MODEL")
@@ -64,15 +65,19 @@ def check_tenant_model(app_configs: Any = None, **kwargs: Any) -> list[checks.Ch
         ]
     errors: list[checks.CheckMessage] = []
     names = {field.name for field in model._meta.get_fields()}
-    for setting, field_name in (
-        ("TENANCY_TENANT_CODE_FIELD", conf.get("TENANT_CODE_FIELD")),
-        ("TENANCY_TENANT_ACTIVE_FIELD", conf.get("TENANT_ACTIVE_FIELD")),
+    for setting, field_name, optional in (
+        ("TENANCY_TENANT_CODE_FIELD", conf.get("TENANT_CODE_FIELD"), False),
+        # None: the tenant model has no active flag (every tenant is always active).
+        ("TENANCY_TENANT_ACTIVE_FIELD", conf.get("TENANT_ACTIVE_FIELD"), True),
     ):
+        if field_name is None and optional:
+            continue
         if field_name not in names:
             errors.append(
                 checks.Error(
                     f"{label} has no field {field_name!r} ({setting}).",
-                    hint=f"Add the field to {label}, or set {setting} to the field it has.",
+                    hint=f"Add the field to {label}, or set {setting} to the field it has"
+                    + (" (None when it has no active flag)." if optional else "."),
                     obj=model,
                     id="tenancy.E005",
                 )

@@ -20,7 +20,8 @@ RATELIMIT_UNLISTED_BACKEND_CHECK: Final = "django_ratelimit.W001"
 
 DEFAULTS: dict[str, Any] = {
     "TENANT_MODEL": None,
-    # The tenant model's unique, human-typed code (login, commands) and its active flag.
+    # The tenant model's unique, human-typed code (login, commands) and its active flag; an
+    # active field of None: the model has no such flag and every tenant is always active.
     "TENANT_CODE_FIELD": "code",
     "TENANT_ACTIVE_FIELD": "is_active",
     # What the project calls a tenant, for messages and command-line aliases ("store", "farm").
@@ -54,6 +55,13 @@ def get(name: str) -> Any:
     if name not in DEFAULTS:
         raise AttributeError(f"unknown tenancy setting {name!r}")
     return getattr(settings, f"TENANCY_{name}", DEFAULTS[name])
+
+
+def tenant_is_active(tenant: Any) -> bool:
+    """The tenant's active flag (``TENANCY_TENANT_ACTIVE_FIELD``): the one reading of it, so a
+    tenant model without such a flag (the setting is ``None``) has every tenant active."""
+    field = get("TENANT_ACTIVE_FIELD")
+    return True if field is None else bool(getattr(tenant, field))
 
 
 def ratelimit_enabled() -> bool:

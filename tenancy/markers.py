@@ -5,6 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, TypeVar
 
+from django.utils.decorators import method_decorator
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 IGNORES_AMBIENT_CREDENTIALS = "tenancy_ignores_ambient_credentials"
@@ -83,3 +85,47 @@ def keys_per_user(view: F) -> F:
     project mounts ``tenancy.urls`` (no path prefix to configure)."""
     setattr(view, IDEMPOTENCY_USER_SCOPED_KEYS, True)
     return view
+
+
+# Django's ATOMIC_REQUESTS opt-out: ``BaseHandler.make_view_atomic`` skips every alias found in
+# the view's ``_non_atomic_requests`` (what ``transaction.non_atomic_requests(using)`` adds to).
+DJANGO_NON_ATOMIC_REQUESTS = "_non_atomic_requests"
+
+
+class EveryDatabase(set[str]):
+    """The ``_non_atomic_requests`` of a view that opts out on every alias.
+
+    It contains every alias, including one a project adds to ``DATABASES`` after the view was
+    decorated (Django only asks ``alias in view._non_atomic_requests``). It stays a set, so
+    ``transaction.non_atomic_requests`` stacked on top still adds to it.
+    """
+
+    def __contains__(self, alias: object) -> bool:
+        return True
+
+
+def _opt_out(view: F) -> F:
+    setattr(view, DJANGO_NON_ATOMIC_REQUESTS, EveryDatabase())
+    return view
+
+
+def handles_own_transactions(view: F) -> F:
+    """The view is never wrapped in the project's ``ATOMIC_REQUESTS`` transaction, on any alias.
+
+    For views that open their transactions themselves, where they belong: ``/mcp`` and ``/a2a``
+    (async, or handing connections back while a tool runs; a tool call's write commits with
+    its idempotency record in ``IdempotentUnit``), the OAuth endpoints, tenancy's credential
+    views and the health probes. They then behave the same whatever ``ATOMIC_REQUESTS`` says;
+    without this Django answers every request to an async view with a 500 ("You cannot use
+    ATOMIC_REQUESTS with async views"). Works on a view function and on a class-based view
+    (it marks ``dispatch``, which ``as_view`` copies onto the view function).
+    """
+    if isinstance(view, type):
+        marked: F = method_decorator(_opt_out, name="dispatch")(view)
+        return marked
+    return _opt_out(view)
+
+
+def handles_transactions_on(view_func: Any, alias: str) -> bool:
+    """True if Django leaves ``view_func`` outside ``ATOMIC_REQUESTS`` on ``alias``."""
+    return alias in getattr(view_func, DJANGO_NON_ATOMIC_REQUESTS, ())

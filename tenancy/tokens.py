@@ -100,7 +100,7 @@ def ensure_live(membership: Membership, *, credential_epoch: int) -> None:
         raise CredentialsSupersededError()
     if membership.disabled_at is not None or not membership.user.is_active:
         raise AccountDisabledError()
-    if not getattr(membership.tenant, conf.get("TENANT_ACTIVE_FIELD")):
+    if not conf.tenant_is_active(membership.tenant):
         raise TenantSuspendedError()
 
 

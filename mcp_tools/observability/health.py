@@ -24,11 +24,12 @@ from django.http import HttpRequest, JsonResponse
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_safe
 
-from tenancy import ignores_ambient_credentials
+from tenancy import handles_own_transactions, ignores_ambient_credentials
 
 logger = logging.getLogger(__name__)
 
 
+@handles_own_transactions
 @never_cache
 @require_safe
 @ignores_ambient_credentials
@@ -72,6 +73,9 @@ def readiness() -> dict[str, Any]:
     return checks
 
 
+# Outside ATOMIC_REQUESTS: opening a transaction on every alias before the view would turn an
+# unreachable database into a 500 instead of this view's 503.
+@handles_own_transactions
 @never_cache
 @require_safe
 @ignores_ambient_credentials

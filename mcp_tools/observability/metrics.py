@@ -44,7 +44,12 @@ from idempotency import (
     unit_finished,
 )
 from mcp_tools import conf
-from tenancy import bearer_refused, ignores_ambient_credentials, rate_limited
+from tenancy import (
+    bearer_refused,
+    handles_own_transactions,
+    ignores_ambient_credentials,
+    rate_limited,
+)
 
 try:
     import prometheus_client
@@ -260,6 +265,7 @@ def exposition() -> tuple[bytes, str]:
     return generate_latest(registry), CONTENT_TYPE_LATEST
 
 
+@handles_own_transactions
 @never_cache
 @require_safe
 @ignores_ambient_credentials

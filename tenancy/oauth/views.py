@@ -34,7 +34,7 @@ from oauth2_provider.models import get_application_model
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
 from tenancy import conf as tenancy_conf
-from tenancy.markers import ignores_ambient_credentials
+from tenancy.markers import handles_own_transactions, ignores_ambient_credentials
 from tenancy.models import Membership
 from tenancy.oauth import conf
 from tenancy.oauth.models import ClientAuthorization
@@ -52,13 +52,12 @@ def _noun() -> str:
 
 def live_memberships(user: Any) -> list[Membership]:
     """The user's memberships a grant may be for: enabled, in an active tenant."""
-    active = tenancy_conf.get("TENANT_ACTIVE_FIELD")
     return [
         membership
         for membership in Membership.objects.filter(user=user, disabled_at__isnull=True)
         .select_related("tenant")
         .order_by("tenant__pk")
-        if getattr(membership.tenant, active)
+        if tenancy_conf.tenant_is_active(membership.tenant)
     ]
 
 
@@ -76,6 +75,7 @@ class EmailAuthenticationForm(AuthenticationForm):
     )
 
 
+@handles_own_transactions
 @ignores_ambient_credentials
 @method_decorator(never_cache, name="dispatch")
 @method_decorator(
@@ -93,6 +93,7 @@ class SignInView(LoginView):
         return reverse("oauth2_provider:clients")
 
 
+@handles_own_transactions
 @ignores_ambient_credentials
 @require_POST
 def sign_out(request: HttpRequest) -> HttpResponse:
@@ -131,6 +132,7 @@ def _invalid_target(resource: str, credentials: dict[str, Any]) -> OAuthToolkitE
     )
 
 
+@handles_own_transactions
 @ignores_ambient_credentials
 class ConsentView(dot.AuthorizationView):
     template_name = "tenancy_oauth/consent.html"
@@ -196,6 +198,7 @@ class ConsentView(dot.AuthorizationView):
         return context
 
 
+@handles_own_transactions
 @ignores_ambient_credentials
 class ClientsView(LoginRequiredMixin, TemplateView):
     """The signed-in user's authorized clients, in every membership, with a revoke button."""
@@ -212,6 +215,7 @@ class ClientsView(LoginRequiredMixin, TemplateView):
         return context
 
 
+@handles_own_transactions
 @ignores_ambient_credentials
 @require_POST
 def revoke_client(request: HttpRequest, authorization_id: int) -> HttpResponse:
@@ -227,6 +231,7 @@ def revoke_client(request: HttpRequest, authorization_id: int) -> HttpResponse:
 # --- metadata -------------------------------------------------------------------------------
 
 
+@handles_own_transactions
 @ignores_ambient_credentials
 class AuthorizationServerMetadataView(dot.OAuthServerMetadataView):
     """RFC 8414, with the issuer this server is configured with (or the request's origin)."""
@@ -236,6 +241,7 @@ class AuthorizationServerMetadataView(dot.OAuthServerMetadataView):
         return response
 
 
+@handles_own_transactions
 @ignores_ambient_credentials
 class ProtectedResourceMetadataView(dot.OAuthProtectedResourceMetadataView):
     """RFC 9728 for the MCP endpoint, at the path form and at the root form alike."""
@@ -258,16 +264,19 @@ class ProtectedResourceMetadataView(dot.OAuthProtectedResourceMetadataView):
 # --- token, revocation, registration -------------------------------------------------------
 
 
+@handles_own_transactions
 @ignores_ambient_credentials
 class TokenView(dot.TokenView):
     pass
 
 
+@handles_own_transactions
 @ignores_ambient_credentials
 class RevokeTokenView(dot.RevokeTokenView):
     pass
 
 
+@handles_own_transactions
 @ignores_ambient_credentials
 @method_decorator(
     ratelimit(
@@ -279,6 +288,7 @@ class RegistrationView(dot.DynamicClientRegistrationView):
     pass
 
 
+@handles_own_transactions
 @ignores_ambient_credentials
 class RegistrationManagementView(dot.DynamicClientRegistrationManagementView):
     pass

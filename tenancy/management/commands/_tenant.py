@@ -31,6 +31,6 @@ def tenant_by_code(code: str, *, require_active: bool = True) -> Any:
     tenant = model._default_manager.filter(**lookup).first()
     if tenant is None:
         raise CommandError(f"No {noun} has the code {code!r}.")
-    if require_active and not getattr(tenant, conf.get("TENANT_ACTIVE_FIELD")):
+    if require_active and not conf.tenant_is_active(tenant):
         raise CommandError(f"The {noun} {code!r} is suspended.")
     return tenant

@@ -70,18 +70,19 @@ class Command(BaseCommand):
 
 
 def _user(email: str, password: str | None) -> tuple[Any, bool]:
+    """The user whose email is ``email``, else a new one made by the user model's own manager.
+
+    ``create_user`` is the model's contract for a new user (Django's normalises the email and
+    hashes the password; a custom email-only model has no ``username`` at all), so the fields
+    are keyed by the model's ``USERNAME_FIELD`` and ``EMAIL_FIELD``, never spelled out here.
+    Without a password the user gets an unusable one (``create_user(password=None)``).
+    """
     model = get_user_model()
+    manager = model._default_manager
     field = model.get_email_field_name()
-    existing = model._default_manager.filter(**{f"{field}__iexact": email}).first()
+    existing = manager.filter(**{f"{field}__iexact": email}).first()
     if existing is not None:
         return existing, False
-    fields = {field: email}
-    if model.USERNAME_FIELD != field:
-        fields[model.USERNAME_FIELD] = email
-    user = model(**fields)
-    if password:
-        user.set_password(password)
-    else:
-        user.set_unusable_password()
-    user.save()
+    fields = {model.USERNAME_FIELD: email, field: email}
+    user = manager.create_user(**fields, password=password or None)  # type: ignore[attr-defined]
     return user, True
