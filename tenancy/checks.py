@@ -85,6 +85,33 @@ def check_tenant_model(app_configs: Any = None, **kwargs: Any) -> list[checks.Ch
     return errors
 
 
+@checks.register(checks.Tags.models)
+def check_scoped_managers(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """No model's default or base manager is tenant-scoped: Django's own machinery uses them."""
+    from django.apps import apps
+
+    from tenancy.scoping import is_tenant_scoped
+
+    configs = app_configs if app_configs is not None else apps.get_app_configs()
+    warnings: list[checks.CheckMessage] = []
+    for model in (model for config in configs for model in config.get_models()):
+        for role, manager in (("default", model._default_manager), ("base", model._base_manager)):
+            if is_tenant_scoped(manager):
+                warnings.append(
+                    checks.Warning(
+                        f"{model._meta.label}'s {role} manager {manager.name!r} is "
+                        "tenant-scoped: admin, related managers, cascades and dumpdata use it, "
+                        "and it refuses every query not narrowed to a tenant.",
+                        hint="Declare a plain manager first (objects = models.Manager()) or "
+                        f"name one in Meta.{role}_manager_name; keep the scoped one as a "
+                        "second manager (scoped = TenantScopedManager(...)).",
+                        obj=model,
+                        id="tenancy.W001",
+                    )
+                )
+    return warnings
+
+
 @checks.register()
 def check_roles(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     """``TENANCY_ROLES`` loads, and every policy names only declared roles."""

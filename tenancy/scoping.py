@@ -1,22 +1,47 @@
 """Fail-closed tenant-owned querysets.
 
-``Model.objects`` on a tenant-owned model refuses to run a query until it was narrowed with
-``for_tenant(...)`` to a *resolved* tenant. The explicit, greppable escape hatch is
-``Model.objects.unscoped("<reason>")`` (admin, migrations, management commands); Django's own
-machinery (admin forms, cascades) uses the plain ``all_tenants`` default manager.
+A tenant-scoped manager refuses to run a query until it was narrowed with ``for_tenant(...)``
+to a *resolved* tenant. The explicit, greppable escape hatch is ``.unscoped("<reason>")``
+(admin, migrations, management commands); Django's own machinery (admin forms, cascades) uses a
+plain default manager.
+
+Two ways to adopt it:
+
+- a new model: ``objects = TenantScopedManager(tenant_field="store")`` beside a plain default
+  manager (``all_tenants``), so every query through ``objects`` must name its tenant;
+- an existing model: keep ``objects`` as it is and add the scoped manager under another name,
+  ``scoped = TenantScopedManager(tenant_field="store")`` — or, to keep your own queryset
+  methods, ``scoped = ScopedQuerySet.as_manager()`` where ``ScopedQuerySet`` puts
+  ``TenantScopedQuerySetMixin`` before your queryset class. Existing ``Model.objects`` calls
+  keep working while new code moves to ``Model.scoped.for_tenant(...)``.
+
+System check ``tenancy.W001`` warns when a scoped manager is a model's default or base manager.
 """
 
 from __future__ import annotations
 
-from typing import Any, Self
+from typing import TYPE_CHECKING, Any, Self
 
 from django.db import models
 
 from tenancy.context import TenantContext
 from tenancy.exceptions import TenantNotResolvedError
 
+if TYPE_CHECKING:
+    _QuerySetBase = models.QuerySet[Any]
+else:
+    _QuerySetBase = object
 
-class TenantScopedQuerySet(models.QuerySet[Any]):
+
+class TenantScopedQuerySetMixin(_QuerySetBase):
+    """The fail-closed behaviour, for a project's own ``QuerySet`` subclass to adopt.
+
+    Put it first: ``class ScopedProductQuerySet(TenantScopedQuerySetMixin, ProductQuerySet)``,
+    with ``tenant_field`` naming the foreign key to the tenant. Every way a query runs (fetch,
+    iterate, count, exists, aggregate, update, delete) raises ``TenantNotResolvedError`` until
+    ``for_tenant`` or ``unscoped`` cleared it.
+    """
+
     tenant_field = "tenant"
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
@@ -89,10 +114,31 @@ class TenantScopedQuerySet(models.QuerySet[Any]):
         return super().delete()
 
 
-class TenantScopedManager(models.Manager[Any]):
-    """Manager whose querysets fail closed until narrowed to a tenant."""
+class TenantScopedQuerySet(TenantScopedQuerySetMixin, models.QuerySet[Any]):
+    """A plain ``QuerySet`` that fails closed until narrowed to a tenant."""
 
-    def __init__(self, tenant_field: str = "tenant") -> None:
+
+def is_tenant_scoped(manager: Any) -> bool:
+    """Whether ``manager``'s querysets fail closed (a ``TenantScopedQuerySetMixin`` queryset)."""
+    queryset_class = getattr(manager, "_queryset_class", None)
+    return isinstance(queryset_class, type) and issubclass(
+        queryset_class, TenantScopedQuerySetMixin
+    )
+
+
+class TenantScopedManager(models.Manager[Any]):
+    """Manager whose querysets fail closed until narrowed to a tenant.
+
+    ``objects`` of a new model, or a second manager (``scoped``) of an existing one whose
+    ``objects`` must keep working. ``TenantScopedManager.from_queryset(ScopedQuerySet)`` takes
+    a queryset class that includes ``TenantScopedQuerySetMixin``.
+    """
+
+    _queryset_class = TenantScopedQuerySet
+
+    def __init__(self, tenant_field: str | None = None) -> None:
+        """``tenant_field``: the foreign key to the tenant; ``None`` keeps the queryset class's
+        own (``"tenant"`` unless it says otherwise)."""
         super().__init__()
         self.tenant_field = tenant_field
 
@@ -100,13 +146,19 @@ class TenantScopedManager(models.Manager[Any]):
         # Keep migrations free of this manager: historical models use plain managers.
         return super().deconstruct()
 
-    def get_queryset(self) -> TenantScopedQuerySet:
-        qs = TenantScopedQuerySet(model=self.model, using=self._db, hints=self._hints)  # type: ignore[attr-defined]
-        qs.tenant_field = self.tenant_field
+    def get_queryset(self) -> Any:
+        if not is_tenant_scoped(self):
+            raise TypeError(
+                f"{type(self).__name__}: the queryset class must include "
+                "TenantScopedQuerySetMixin, or its queries would not fail closed"
+            )
+        qs: Any = super().get_queryset()
+        if self.tenant_field is not None:
+            qs.tenant_field = self.tenant_field
         return qs
 
-    def for_tenant(self, tenant: TenantContext | Any) -> TenantScopedQuerySet:
+    def for_tenant(self, tenant: TenantContext | Any) -> Any:
         return self.get_queryset().for_tenant(tenant)
 
-    def unscoped(self, reason: str) -> TenantScopedQuerySet:
+    def unscoped(self, reason: str) -> Any:
         return self.get_queryset().unscoped(reason)

@@ -84,5 +84,5 @@ def _user(email: str, password: str | None) -> tuple[Any, bool]:
     if existing is not None:
         return existing, False
     fields = {model.USERNAME_FIELD: email, field: email}
-    user = manager.create_user(**fields, password=password or None)  # type: ignore[attr-defined]
+    user = manager.create_user(**fields, password=password or None)
     return user, True
