@@ -6,6 +6,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
+from tenancy.models import AbstractMembership
 
 
 class OrganizationQuerySet(models.QuerySet["Organization"]):
@@ -24,11 +25,19 @@ class Organization(models.Model):
         return self.name
 
 
-class Membership(models.Model):
+class Membership(AbstractMembership):
+    """Who belongs to which organization, with which role: also the toolkit's membership
+    (TENANCY_MEMBERSHIP_MODEL), so a role change here applies to every token at once."""
+
     class Role(models.TextChoices):
         OWNER = "owner", "Owner"
         ADMIN = "admin", "Admin"
         MEMBER = "member", "Member"
+
+    # Which of the fields below the toolkit reads.
+    USER_FIELD = "user"
+    TENANT_FIELD = "organization"
+    ROLE_FIELD = "role"
 
     user = models.ForeignKey(
         settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
@@ -51,7 +60,7 @@ class Membership(models.Model):
 def role_of(user: Any, organization: Organization) -> str | None:
     """The user's role in the organization, or None for a non-member."""
     return (
-        Membership.objects.filter(user=user, organization=organization)  # type: ignore[attr-defined]
+        Membership.objects.filter(user=user, organization=organization)
         .values_list("role", flat=True)
         .first()
     )

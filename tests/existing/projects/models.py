@@ -6,6 +6,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
+from tenancy.scoping import TenantScopedQuerySetMixin
 
 
 class ProjectQuerySet(models.QuerySet["Project"]):
@@ -15,6 +16,12 @@ class ProjectQuerySet(models.QuerySet["Project"]):
     def visible_to(self, user: Any) -> ProjectQuerySet:
         """Projects of the organizations ``user`` belongs to."""
         return self.filter(organization__memberships__user=user)
+
+
+class ScopedProjectQuerySet(TenantScopedQuerySetMixin, ProjectQuerySet):
+    """ProjectQuerySet that refuses to run until narrowed to one organization."""
+
+    tenant_field = "organization"
 
 
 class Project(models.Model):
@@ -30,6 +37,8 @@ class Project(models.Model):
     archived_at = models.DateTimeField(null=True, blank=True)
 
     objects = ProjectQuerySet.as_manager()
+    # The MCP tools' way in: Project.scoped.for_tenant(ctx.tenant).active(); fails closed.
+    scoped = ScopedProjectQuerySet.as_manager()
 
     class Meta:
         ordering = ["name"]

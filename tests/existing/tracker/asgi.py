@@ -1,8 +1,8 @@
-"""ASGI entry point of the tracker."""
+"""ASGI entry point of the tracker: ``uvicorn tracker.asgi:application --lifespan off``."""
 
 import os
 
-from django.core.asgi import get_asgi_application
+from mcp_tools.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tracker.settings")
 application = get_asgi_application()

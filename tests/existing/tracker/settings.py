@@ -113,3 +113,36 @@ USE_TZ = True
 STATIC_URL = "static/"
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+# --- Cluck: the organizations' MCP tools (docs/existing-project.md) --------------------------
+from tenancy.oauth.defaults import oauth2_provider_settings  # noqa: E402
+
+INSTALLED_APPS += [
+    "django_ratelimit",
+    "tenancy",
+    "idempotency",
+    "mcp_tools",
+    "oauth2_provider",
+    "tenancy.oauth",
+]
+# Oversized bodies are refused before anything reads them: right after SecurityMiddleware.
+MIDDLEWARE.insert(
+    MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1,
+    "mcp_tools.middleware.BodyCapMiddleware",
+)
+MIDDLEWARE += [
+    "tenancy.middleware.TenancyMiddleware",  # after AuthenticationMiddleware
+    "idempotency.middleware.IdempotencyMiddleware",  # last
+]
+TENANCY_TENANT_MODEL = "orgs.Organization"
+TENANCY_TENANT_CODE_FIELD = "slug"
+TENANCY_TENANT_ACTIVE_FIELD = None  # organizations are never suspended
+TENANCY_TENANT_NOUN = "organization"
+TENANCY_MEMBERSHIP_MODEL = "orgs.Membership"
+TENANCY_ROLES = "orgs.roles.ROLES"
+# Cluck's tokens (ck_…) first: JWTAuthentication refuses every Bearer it cannot decode.
+REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"].insert(
+    0, "tenancy.authentication.TenancyAuthentication"
+)
+# OAuth sign-in for MCP clients; people sign in on allauth's page (LOGIN_URL, unchanged).
+OAUTH2_PROVIDER = oauth2_provider_settings()

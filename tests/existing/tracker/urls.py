@@ -17,4 +17,8 @@ urlpatterns = [
     path("api/token/", TokenObtainPairView.as_view(), name="token_obtain_pair"),
     path("api/token/refresh/", TokenRefreshView.as_view(), name="token_refresh"),
     path("api/", include(router.urls)),
+    # Cluck: OAuth sign-in for MCP clients (before mcp_tools.urls), POST /mcp, personal tokens.
+    path("", include("tenancy.oauth.urls")),
+    path("", include("mcp_tools.urls")),
+    path("api/cluck/", include("tenancy.urls")),
 ]
