@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from typing import Any
 
-from django.conf import settings
 from django.core import checks
 
 from mcp_tools import conf
@@ -53,9 +52,12 @@ def check_mirrors(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMe
 
 @checks.register(checks.Tags.security)
 def check_middleware(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
-    middleware = list(settings.MIDDLEWARE)
+    from tenancy.checks import middleware_index
+
+    body_cap_at = middleware_index(BODY_CAP_MIDDLEWARE)
+    tenancy_at = middleware_index(TENANCY_MIDDLEWARE)
     errors: list[checks.CheckMessage] = []
-    if BODY_CAP_MIDDLEWARE not in middleware:
+    if body_cap_at is None:
         errors.append(
             checks.Error(
                 f"{BODY_CAP_MIDDLEWARE} is not in MIDDLEWARE.",
@@ -63,9 +65,7 @@ def check_middleware(app_configs: Any = None, **kwargs: Any) -> list[checks.Chec
                 id="mcp_tools.E002",
             )
         )
-    elif TENANCY_MIDDLEWARE in middleware and middleware.index(
-        BODY_CAP_MIDDLEWARE
-    ) > middleware.index(TENANCY_MIDDLEWARE):
+    elif tenancy_at is not None and body_cap_at > tenancy_at:
         errors.append(
             checks.Error(
                 "BodyCapMiddleware runs after TenancyMiddleware.",
@@ -73,7 +73,7 @@ def check_middleware(app_configs: Any = None, **kwargs: Any) -> list[checks.Chec
                 id="mcp_tools.E003",
             )
         )
-    if TENANCY_MIDDLEWARE not in middleware:
+    if tenancy_at is None:
         errors.append(
             checks.Error(
                 f"{TENANCY_MIDDLEWARE} is not in MIDDLEWARE; /mcp has no identity.",

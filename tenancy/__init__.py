@@ -18,6 +18,7 @@ from tenancy.exceptions import (
 )
 from tenancy.markers import (
     accepts_superseded_credentials,
+    claims_authorization,
     handles_own_transactions,
     ignores_ambient_credentials,
     renders_authentication_failure,
@@ -53,6 +54,7 @@ __all__ = [
     "active_roles",
     "bearer_challenge",
     "bearer_refused",
+    "claims_authorization",
     "effective_role",
     "evaluate",
     "handles_own_transactions",

@@ -33,12 +33,15 @@ from tenancy.exceptions import (
 )
 from tenancy.markers import (
     accepts_superseded_credentials,
+    claims_authorization,
     handles_own_transactions,
     ignores_ambient_credentials,
     keys_per_user,
     never_replayed,
 )
-from tenancy.models import AccessToken, Membership
+from tenancy.members import get_membership_model, memberships
+from tenancy.middleware import AUTHORIZATION_ATTRIBUTE
+from tenancy.models import AccessToken
 from tenancy.permissions import IsTenantMember, request_actor
 from tenancy.problem_handler import ProblemsByDefault
 from tenancy.tokens import digest, issue_session_token, issue_token, revoke_token
@@ -164,9 +167,7 @@ class LoginApi(ProblemsByDefault, APIView):
         user = authenticate(request._request, username=email, password=password)
         if user is None:
             raise InvalidCredentialsError()
-        membership = Membership.objects.filter(
-            user=user, tenant=tenant, disabled_at__isnull=True
-        ).first()
+        membership = memberships(user=user, tenant=tenant, live=True).first()
         if membership is None or not conf.tenant_is_active(tenant):
             # A suspended tenant is refused like a wrong password: login tells strangers
             # nothing about which tenants exist (its members learn it from their tokens).
@@ -185,7 +186,9 @@ class LogoutApi(ProblemsByDefault, APIView):
 
     @extend_schema(request=None, responses={204: None}, summary="Revoke the presented token.")
     def post(self, request: Request) -> Response:
-        header = request.headers.get("Authorization", "")
+        header = getattr(request._request, AUTHORIZATION_ATTRIBUTE, None) or request.headers.get(
+            "Authorization", ""
+        )
         scheme, _, raw = header.partition(" ")
         if scheme.lower() == "bearer" and raw.strip():
             token = AccessToken.objects.filter(digest=digest(raw.strip())).first()
@@ -213,6 +216,7 @@ MeOutputSerializer = type(
 # DEFAULT_AUTHENTICATION_CLASSES say: with DRF's defaults (session, basic) a missing token was
 # a 403, and a project authenticator for "Bearer" (JWT) would refuse our tokens outright.
 @handles_own_transactions
+@claims_authorization
 class MeApi(ProblemsByDefault, APIView):
     authentication_classes = [TenancyAuthentication]
     permission_classes = [IsTenantMember]
@@ -286,6 +290,7 @@ class TokenListSerializer(serializers.Serializer[Any]):
 
 
 @handles_own_transactions
+@claims_authorization
 @never_replayed("token creation returns the live secret once")
 @keys_per_user
 class TokenListCreateApi(ProblemsByDefault, APIView):
@@ -319,9 +324,13 @@ class TokenListCreateApi(ProblemsByDefault, APIView):
         now = timezone.now()
         with transaction.atomic():
             # The row lock serialises concurrent creations, so the cap holds exactly.
-            membership = Membership.objects.select_for_update().get(pk=_membership_id(request))
+            membership = (
+                get_membership_model()
+                ._default_manager.select_for_update()
+                .get(pk=_membership_id(request))
+            )
             live = AccessToken.objects.filter(
-                membership=membership, kind=AccessToken.Kind.PERSONAL, revoked_at__isnull=True
+                membership_id=membership.pk, kind=AccessToken.Kind.PERSONAL, revoked_at__isnull=True
             ).exclude(expires_at__lte=now)
             if live.count() >= conf.get("MAX_PERSONAL_TOKENS"):
                 raise TokenLimitReachedError()
@@ -335,6 +344,7 @@ class TokenListCreateApi(ProblemsByDefault, APIView):
 
 
 @handles_own_transactions
+@claims_authorization
 @keys_per_user
 class TokenRevokeApi(ProblemsByDefault, APIView):
     authentication_classes = [TenancyAuthentication]

@@ -8,6 +8,7 @@ class TenancyConfig(AppConfig):
 
     def ready(self) -> None:
         from tenancy import checks, signals  # noqa: F401
-        from tenancy.conf import install_counter_cache_default
+        from tenancy.conf import install_counter_cache_default, install_membership_model_default
 
+        install_membership_model_default()
         install_counter_cache_default()

@@ -18,6 +18,19 @@ class TenancyAuthentication(BaseAuthentication):
             return None
         return (actor.user, actor.token_id)
 
-    def authenticate_header(self, request: Request) -> str:
-        # Makes DRF answer 401 (not 403) when credentials are missing.
+    def authenticate_header(self, request: Request) -> str | None:
+        """The challenge of the first of the view's other authentication classes, if any.
+
+        DRF answers a missing credential with the first class's challenge (401), or 403 when
+        it has none. Listed first beside a project's own classes, this one must not turn the
+        project's 403s into 401s: it speaks for them. Alone, it challenges for a bearer.
+        """
+        others = [
+            authenticator
+            for authenticator in request.authenticators or ()
+            if isinstance(authenticator, BaseAuthentication)
+            and not isinstance(authenticator, TenancyAuthentication)
+        ]
+        if others:
+            return others[0].authenticate_header(request)
         return bearer_challenge(realm="api")

@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.apps import apps
 from django.conf import settings
 from django.core import checks
-from django.core.exceptions import ImproperlyConfigured
+from django.core.exceptions import FieldDoesNotExist, ImproperlyConfigured
+from django.utils.module_loading import import_string
 
 from tenancy import conf
 
@@ -14,11 +16,33 @@ MIDDLEWARE_PATH = "tenancy.middleware.TenancyMiddleware"
 IDEMPOTENCY_MIDDLEWARE = "idempotency.middleware.IdempotencyMiddleware"
 
 
+def middleware_index(path: str) -> int | None:
+    """Where ``MIDDLEWARE`` installs the class at ``path`` — or a project's subclass of it.
+
+    A project may extend the toolkit's middleware; an entry is compared by class, not by its
+    dotted path. An entry that does not import is left to Django's own error.
+    """
+    base = import_string(path)
+    for index, entry in enumerate(settings.MIDDLEWARE):
+        if entry == path:
+            return index
+        try:
+            installed = import_string(entry)
+        except ImportError:
+            continue
+        if isinstance(installed, type) and issubclass(installed, base):
+            return index
+    return None
+
+
 @checks.register(checks.Tags.security)
 def check_middleware(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     errors: list[checks.CheckMessage] = []
-    middleware = list(settings.MIDDLEWARE)
-    if MIDDLEWARE_PATH not in middleware:
+    tenancy_at = middleware_index(MIDDLEWARE_PATH)
+    idempotency_at = (
+        middleware_index(IDEMPOTENCY_MIDDLEWARE) if apps.is_installed("idempotency") else None
+    )
+    if tenancy_at is None:
         errors.append(
             checks.Error(
                 f"{MIDDLEWARE_PATH} is not in MIDDLEWARE.",
@@ -26,9 +50,7 @@ def check_middleware(app_configs: Any = None, **kwargs: Any) -> list[checks.Chec
                 id="tenancy.E001",
             )
         )
-    elif IDEMPOTENCY_MIDDLEWARE in middleware and middleware.index(
-        IDEMPOTENCY_MIDDLEWARE
-    ) < middleware.index(MIDDLEWARE_PATH):
+    elif idempotency_at is not None and idempotency_at < tenancy_at:
         errors.append(
             checks.Error(
                 "IdempotencyMiddleware runs before TenancyMiddleware.",
@@ -110,6 +132,49 @@ def check_scoped_managers(app_configs: Any = None, **kwargs: Any) -> list[checks
                     )
                 )
     return warnings
+
+
+@checks.register(checks.Tags.models)
+def check_membership_model(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """``TENANCY_MEMBERSHIP_MODEL`` names an ``AbstractMembership`` whose named fields exist."""
+    from tenancy.members import get_membership_model
+
+    hint = (
+        'Set TENANCY_MEMBERSHIP_MODEL = "<app_label>.<ModelName>" to your membership model, '
+        "which inherits tenancy.models.AbstractMembership, before the first migrate; or leave "
+        "it unset for tenancy's own."
+    )
+    try:
+        model = get_membership_model()
+    except ImproperlyConfigured as exc:
+        return [checks.Error(str(exc), hint=hint, id="tenancy.E007")]
+    targets = {
+        "USER_FIELD": str(settings.AUTH_USER_MODEL),
+        "TENANT_FIELD": conf.tenant_model_label(),
+        "ROLE_FIELD": None,
+    }
+    errors: list[checks.CheckMessage] = []
+    for attribute, target in targets.items():
+        name = getattr(model, attribute)
+        try:
+            field = model._meta.get_field(name)
+        except FieldDoesNotExist:
+            field = None
+        related = getattr(field, "related_model", None)
+        points_elsewhere = target is not None and (
+            related is None or related._meta.label_lower != target.lower()
+        )
+        if field is None or points_elsewhere:
+            what = f"a foreign key to {target}" if target else "a field"
+            errors.append(
+                checks.Error(
+                    f"{model._meta.label}.{attribute} = {name!r} is not {what}.",
+                    hint=f"Set {attribute} to the name of the field that holds it.",
+                    obj=model,
+                    id="tenancy.E008",
+                )
+            )
+    return errors
 
 
 @checks.register()

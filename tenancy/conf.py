@@ -13,6 +13,10 @@ TENANT_MODEL_SETTING: Final = "TENANCY_TENANT_MODEL"
 # What a model relation names while the setting is missing: never a real model, so Django's own
 # relation check reports it beside tenancy.E003 instead of anything crashing at import.
 UNCONFIGURED_TENANT_MODEL: Final = "tenancy.TenantModelNotConfigured"
+# The project's own membership table, like AUTH_USER_MODEL: "app_label.ModelName" of a model
+# inheriting tenancy.models.AbstractMembership. Unset: tenancy's own ``tenancy.Membership``.
+MEMBERSHIP_MODEL_SETTING: Final = "TENANCY_MEMBERSHIP_MODEL"
+DEFAULT_MEMBERSHIP_MODEL: Final = "tenancy.Membership"
 # The cache alias tenancy installs for rate counts when a project configures none.
 DEFAULT_COUNTER_CACHE: Final = "tenancy_counters"
 # django-ratelimit's warning for any cache backend outside its short list of supported ones.
@@ -78,6 +82,18 @@ def tenant_model_label() -> str:
     """``TENANCY_TENANT_MODEL``, or a placeholder that no model answers to (check E003)."""
     value = get("TENANT_MODEL")
     return value if isinstance(value, str) and value.count(".") == 1 else UNCONFIGURED_TENANT_MODEL
+
+
+def membership_model_label() -> str:
+    """``TENANCY_MEMBERSHIP_MODEL``, or tenancy's own membership model."""
+    return str(getattr(settings, MEMBERSHIP_MODEL_SETTING, DEFAULT_MEMBERSHIP_MODEL))
+
+
+def install_membership_model_default() -> None:
+    """Migrations name ``settings.TENANCY_MEMBERSHIP_MODEL`` (as they name AUTH_USER_MODEL,
+    which Django's global settings define): give it its default before any migration loads."""
+    if not hasattr(settings, MEMBERSHIP_MODEL_SETTING):
+        setattr(settings, MEMBERSHIP_MODEL_SETTING, DEFAULT_MEMBERSHIP_MODEL)
 
 
 def install_counter_cache_default() -> None:

@@ -26,7 +26,8 @@ from django.db.backends.base.base import BaseDatabaseWrapper
 from django.db.models.expressions import Col
 from django.utils import timezone
 
-from tenancy.models import AccessToken, Membership, RateCounter
+from tenancy.members import get_membership_model, related_paths
+from tenancy.models import AccessToken, RateCounter
 
 Converter = Callable[[Any, Any, BaseDatabaseWrapper], Any]
 
@@ -91,12 +92,12 @@ def _plan_for(alias: str) -> _Plan | None:
     """The statement for ``alias``; ``None`` when a model's fields span tables (inheritance)."""
     connection = connections[alias]
     quote = connection.ops.quote_name
-    membership_fk, _ = _related(AccessToken, "membership")
-    user_fk, user_model = _related(Membership, "user")
-    tenant_fk, tenant_model = _related(Membership, "tenant")
+    membership_fk, membership_model = _related(AccessToken, "membership")
+    user_fk, user_model = _related(membership_model, membership_model.USER_FIELD)
+    tenant_fk, tenant_model = _related(membership_model, membership_model.TENANT_FIELD)
     tables = (
         ("t", AccessToken),
-        ("m", Membership),
+        ("m", membership_model),
         ("u", user_model),
         ("n", tenant_model),
     )
@@ -125,7 +126,7 @@ def _plan_for(alias: str) -> _Plan | None:
     digest_column = quote(_column(AccessToken._meta.get_field("digest")))
     rest = (
         f"FROM {token_table} t "
-        f"{join('m', Membership, membership_fk, 't')} "
+        f"{join('m', membership_model, membership_fk, 't')} "
         f"{join('u', user_model, user_fk, 'm')} "
         f"{join('n', tenant_model, tenant_fk, 'm')} "
         f"WHERE t.{digest_column} = %s"
@@ -148,12 +149,13 @@ def _counting_cte(quote: Callable[[str], str], membership_fk: Any) -> str:
     key, value, expires = (quote(_column(RateCounter._meta.get_field(f))) for f in _COUNTER)
     token = {f: quote(_column(AccessToken._meta.get_field(f))) for f in _TOKEN_LIVENESS}
     member_pk = quote(_column(membership_fk.target_field))
-    member_epoch = quote(_column(Membership._meta.get_field("credential_epoch")))
+    membership = get_membership_model()
+    member_epoch = quote(_column(membership._meta.get_field("credential_epoch")))
     member_column = quote(_column(membership_fk))
     return (
         f"WITH counted AS (INSERT INTO {counter} AS c ({key}, {value}, {expires}) "
         f"SELECT %s, 1, %s FROM {quote(AccessToken._meta.db_table)} ct "
-        f"JOIN {quote(Membership._meta.db_table)} cm ON cm.{member_pk} = ct.{member_column} "
+        f"JOIN {quote(membership._meta.db_table)} cm ON cm.{member_pk} = ct.{member_column} "
         f"WHERE ct.{token['digest']} = %s AND ct.{member_column} = %s "
         f"AND ct.{token['revoked_at']} IS NULL "
         f"AND (ct.{token['expires_at']} IS NULL OR ct.{token['expires_at']} > %s) "
@@ -163,6 +165,10 @@ def _counting_cte(quote: Callable[[str], str], membership_fk: Any) -> str:
         f"{expires} = CASE WHEN c.{expires} <= %s THEN EXCLUDED.{expires} ELSE c.{expires} END "
         f"RETURNING c.{value} AS value)"
     )
+
+
+def _membership_relations() -> tuple[str, str, str]:
+    return ("membership", *related_paths("membership"))
 
 
 _COUNTER: Final = ("key", "value", "expires")
@@ -184,7 +190,7 @@ def fetch_token(token_digest: str, *, count: CountingCheck | None = None) -> Acc
     if plan is None:
         return (
             AccessToken.objects.using(alias)
-            .select_related("membership", "membership__user", "membership__tenant")
+            .select_related(*_membership_relations())
             .filter(digest=token_digest)
             .first()
         )

@@ -30,10 +30,23 @@ def accepts_superseded_credentials(view: F) -> F:
     return view
 
 
+CLAIMS_AUTHORIZATION = "tenancy_claims_authorization"
+
+
+def claims_authorization(view: F) -> F:
+    """The view accepts only the toolkit's credentials (tenancy's ``/me`` API): whatever
+    ``Authorization`` header is sent to it is the toolkit's to judge, so a foreign scheme or
+    an unknown bearer is refused with the toolkit's 401 — on the project's routes it would pass
+    untouched. Views that render authentication failures claim the header too."""
+    setattr(view, CLAIMS_AUTHORIZATION, True)
+    return view
+
+
 def renders_authentication_failure(view: F) -> F:
     """The view answers a refused bearer itself, in its own wire format (``/mcp``: JSON-RPC).
 
-    The middleware does not answer 401 for such a view: it records the
+    Such a view claims every ``Authorization`` header (``claims_authorization``). The
+    middleware does not answer 401 for such a view: it records the
     ``AuthenticationFailedError`` on ``request.authentication_failure`` and lets the view run
     with tenant, actor and row scope unresolved. The view must answer an unresolved tenant
     with a 401 of its own; tenant-owned querysets refuse to run without one regardless.

@@ -9,6 +9,14 @@ any view runs, unless the view renders authentication failures itself
 (``renders_authentication_failure``): then the failure is recorded on
 ``request.authentication_failure`` and the view answers it in its own format.
 
+The ``Authorization`` header is shared with the host project. On the project's routes the
+middleware acts only on a credential the toolkit issued (``tenancy.credentials.claims``): any
+other scheme or bearer passes untouched to the project's own authentication. A credential it
+resolved is taken off the header (kept on ``request.tenancy_authorization``), so the project's
+authentication classes never see — and never refuse — a toolkit token, in whatever order they
+run beside ``TenancyAuthentication``. On the toolkit's own endpoints (the views that render
+authentication failures: ``/mcp``, ``/a2a``) every ``Authorization`` header is judged.
+
 A resolved caller's request is counted against its rate budget here too
 (``tenancy.throttling``): on tenancy's counter table, in the token check's own statement.
 """
@@ -26,11 +34,12 @@ from django.utils.module_loading import import_string
 from tenancy import conf
 from tenancy.challenges import bearer_challenge
 from tenancy.context import ActorContext, RowScope, TenantContext
-from tenancy.credentials import authenticate_bearer
+from tenancy.credentials import authenticate_bearer, claims
 from tenancy.events import bearer_refused
 from tenancy.exceptions import AuthenticationFailedError, CredentialsSupersededError
 from tenancy.markers import (
     ACCEPTS_SUPERSEDED_CREDENTIALS,
+    CLAIMS_AUTHORIZATION,
     IGNORES_AMBIENT_CREDENTIALS,
     RENDERS_AUTHENTICATION_FAILURE,
     has_marker,
@@ -47,6 +56,10 @@ from tenancy.throttling import (
 )
 
 security_logger = logging.getLogger("tenancy.security")
+
+# Where a resolved toolkit credential is kept once it is off the header (the logout view reads
+# it to revoke the token it was called with).
+AUTHORIZATION_ATTRIBUTE = "tenancy_authorization"
 
 
 def invalid_token_response(
@@ -86,6 +99,20 @@ def resolve_row_scope(tenant: TenantContext, actor: ActorContext, scope: RowScop
     scope.resolve(unrestricted=unrestricted, row_ids=frozenset(row_ids))
 
 
+def claims_every_header(view_func: Callable[..., Any]) -> bool:
+    """The toolkit's own endpoints: every ``Authorization`` header sent there is theirs."""
+    return has_marker(view_func, CLAIMS_AUTHORIZATION) or has_marker(
+        view_func, RENDERS_AUTHENTICATION_FAILURE
+    )
+
+
+def _take_off_header(request: HttpRequest, header: str) -> None:
+    """The resolved credential leaves ``Authorization``: nothing after this reads it there."""
+    setattr(request, AUTHORIZATION_ATTRIBUTE, header)
+    del request.META["HTTP_AUTHORIZATION"]
+    request.__dict__.pop("headers", None)  # HttpRequest.headers is cached from META
+
+
 class TenancyMiddleware(MiddlewareMixin):
     def process_request(self, request: HttpRequest) -> None:
         request.tenant = TenantContext()  # type: ignore[attr-defined]
@@ -102,16 +129,21 @@ class TenancyMiddleware(MiddlewareMixin):
     ) -> HttpResponse | None:
         if has_marker(view_func, IGNORES_AMBIENT_CREDENTIALS):
             return None
-        header = request.headers.get("Authorization")
+        header = request.META.get("HTTP_AUTHORIZATION")
         if header is None:
             return None
         scheme, _, raw = header.partition(" ")
-        if scheme.lower() != "bearer" or not raw.strip():
+        raw = raw.strip()
+        bearer = scheme.lower() == "bearer" and bool(raw)
+        ours = bearer and claims(raw)
+        if not ours and not claims_every_header(view_func):
+            return None  # the project's credential: its own authentication decides
+        if not bearer:
             return refuse(request, view_func, AuthenticationFailedError())
         budget = budget_of(view_func)
         pending = pending_count(request, budget) if budget is not None else None
         try:
-            credential = authenticate_bearer(raw.strip(), request, count=pending)
+            credential = authenticate_bearer(raw, request, count=pending)
         except CredentialsSupersededError as error:
             if not has_marker(view_func, ACCEPTS_SUPERSEDED_CREDENTIALS):
                 security_logger.info("superseded token refused", extra={"path": request.path})
@@ -123,16 +155,17 @@ class TenancyMiddleware(MiddlewareMixin):
         membership = credential.membership
         tenant: TenantContext = request.tenant  # type: ignore[attr-defined]
         actor: ActorContext = request.actor  # type: ignore[attr-defined]
-        tenant.resolve(membership.tenant)
+        tenant.resolve(membership.get_tenant())
         actor.resolve(
-            user=membership.user,
+            user=membership.get_user(),
             membership_id=membership.pk,
-            roles=tuple(membership.roles),
+            roles=membership.get_roles(),
             role=membership.effective_role,
             token_id=credential.token_id,
             scopes=credential.scopes,
         )
         resolve_row_scope(tenant, actor, request.row_scope)  # type: ignore[attr-defined]
+        _take_off_header(request, header)
         if budget is None:
             return None
         # Before idempotency's process_view opens the write's transaction (tenancy.throttling).

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, ClassVar
 
 from django.conf import settings
 from django.db import models
@@ -35,58 +35,97 @@ class TenantForeignKey(models.ForeignKey):
         return name, "django.db.models.ForeignKey", args, kwargs
 
 
-# A write to any of these changes what a membership's tokens may do, or whose they are: it
-# bumps the credential epoch, so every token issued before it stops working.
-EPOCH_FIELDS = frozenset({"user", "user_id", "tenant", "tenant_id", "roles", "disabled_at"})
-
-
-class MembershipQuerySet(models.QuerySet["Membership"]):
+class MembershipQuerySet(models.QuerySet[Any]):
     def update(self, **kwargs: Any) -> int:
         """``QuerySet.update`` (and ``bulk_update``) of an epoch field bumps the epoch too.
 
         Conservative: an update that writes the same value still ends the old tokens.
         """
-        if EPOCH_FIELDS & kwargs.keys() and "credential_epoch" not in kwargs:
+        if self.model.epoch_field_names() & kwargs.keys() and "credential_epoch" not in kwargs:
             kwargs["credential_epoch"] = F("credential_epoch") + 1
         return super().update(**kwargs)
 
 
-class Membership(models.Model):
-    """A user's place in one tenant. Identity checks re-read this row on every request.
+class AbstractMembership(models.Model):
+    """What the toolkit needs of a membership row: a user's place, with a role, in one tenant.
 
-    The credential epoch holds on every ORM write path: ``save()`` (the admin, forms, shell)
-    bumps it when the user, tenant, roles or disabled state changed, and never writes back
-    an epoch read earlier (an admin form open during a password change would otherwise
-    revive the old tokens); ``QuerySet.update``/``bulk_update`` of those fields bump it.
-    Raw SQL is not covered.
+    A project with a membership table of its own inherits this the way a custom user model
+    inherits ``AbstractBaseUser``, names it in ``TENANCY_MEMBERSHIP_MODEL``, and says which of
+    its fields are the user, the tenant and the role(s) with ``USER_FIELD``, ``TENANT_FIELD``
+    and ``ROLE_FIELD`` (the role column holds one role name, or a list of them). This base adds
+    the credential epoch and the disabled state.
+
+    Identity checks re-read the row on every request, so a role written to it is the role of
+    the very next call. The credential epoch holds on every ORM write path: ``save()`` (the
+    admin, forms, shell) bumps it when the user, tenant, role or disabled state changed, and
+    never writes back an epoch read earlier (an admin form open during a password change
+    would otherwise revive the old tokens); ``QuerySet.update``/``bulk_update`` of those
+    fields bump it (``MembershipQuerySet``; a custom manager must use it). Raw SQL is not
+    covered: a role it writes still applies on the next call, but old tokens live on.
     """
 
-    objects = MembershipQuerySet.as_manager()
+    USER_FIELD: ClassVar[str] = "user"
+    TENANT_FIELD: ClassVar[str] = "tenant"
+    ROLE_FIELD: ClassVar[str] = "roles"
 
-    user = models.ForeignKey(
-        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
-    )
-    tenant = TenantForeignKey(on_delete=models.CASCADE, related_name="memberships")
-    # Stored role strings of the project's RoleSet (TENANCY_ROLES); empty = its default role.
-    roles = models.JSONField(default=list, blank=True)
     # Bumped on role change, password change, suspension: every older token stops working.
     credential_epoch = models.PositiveIntegerField(default=1)
     disabled_at = models.DateTimeField(null=True, blank=True)
-    created_at = models.DateTimeField(default=timezone.now)
+
+    objects = MembershipQuerySet.as_manager()
 
     class Meta:
-        constraints = [
-            models.UniqueConstraint(fields=["user", "tenant"], name="tenancy_membership_unique")
-        ]
+        abstract = True
 
-    def __str__(self) -> str:
-        return f"{self.user} @ {self.tenant} ({self.effective_role.label})"
+    def get_user(self) -> Any:
+        return getattr(self, self.USER_FIELD)
+
+    def get_tenant(self) -> Any:
+        return getattr(self, self.TENANT_FIELD)
+
+    def get_roles(self) -> tuple[str, ...]:
+        """The stored role names (empty: the role set's default role)."""
+        value = getattr(self, self.ROLE_FIELD)
+        if value is None or value == "":
+            return ()
+        if isinstance(value, str):
+            return (value,)
+        return tuple(str(role) for role in value)
+
+    def set_roles(self, roles: list[str]) -> None:
+        """Assign ``roles`` to the role column in its own shape (one name, or a list)."""
+        setattr(self, self.ROLE_FIELD, self.stored_roles(roles))
+
+    @classmethod
+    def stored_roles(cls, roles: list[str]) -> Any:
+        """``roles`` as the role column stores them.
+
+        Raises:
+            ValueError: several roles for a column that holds one.
+        """
+        field = cls._meta.get_field(cls.ROLE_FIELD)
+        if isinstance(field, models.JSONField):
+            return sorted(set(roles))
+        if len(roles) > 1:
+            raise ValueError(f"{cls._meta.label}.{cls.ROLE_FIELD} holds one role, not {roles}")
+        return roles[0] if roles else ""
 
     @property
     def effective_role(self) -> Role:
-        return effective_role(self.roles)
+        return effective_role(self.get_roles())
 
-    _EPOCH_ATTNAMES = ("user_id", "tenant_id", "roles", "disabled_at")
+    @classmethod
+    def epoch_attnames(cls) -> tuple[str, ...]:
+        """The columns whose change ends the membership's tokens."""
+        names = (cls.USER_FIELD, cls.TENANT_FIELD, cls.ROLE_FIELD, "disabled_at")
+        fields = [cls._meta.get_field(name) for name in names]
+        return tuple(field.attname for field in fields if isinstance(field, models.Field))
+
+    @classmethod
+    def epoch_field_names(cls) -> frozenset[str]:
+        """What ``update(**kwargs)`` may name for those columns (field name or attname)."""
+        names = {cls.USER_FIELD, cls.TENANT_FIELD, cls.ROLE_FIELD, "disabled_at"}
+        return frozenset(names | set(cls.epoch_attnames()))
 
     def save(self, *args: Any, **kwargs: Any) -> None:
         update_fields = kwargs.get("update_fields")
@@ -95,7 +134,7 @@ class Membership(models.Model):
             return
         watched = [
             a
-            for a in self._EPOCH_ATTNAMES
+            for a in self.epoch_attnames()
             if update_fields is None or {a, a.removesuffix("_id")} & set(update_fields)
         ]
         previous = (
@@ -116,6 +155,28 @@ class Membership(models.Model):
             self.refresh_from_db(fields=["credential_epoch"])
 
 
+class Membership(AbstractMembership):
+    """tenancy's own membership table, for projects without one (``TENANCY_MEMBERSHIP_MODEL``
+    swaps it out, as ``AUTH_USER_MODEL`` swaps out ``auth.User``)."""
+
+    user = models.ForeignKey(
+        settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="memberships"
+    )
+    tenant = TenantForeignKey(on_delete=models.CASCADE, related_name="memberships")
+    # Stored role strings of the project's RoleSet (TENANCY_ROLES); empty = its default role.
+    roles = models.JSONField(default=list, blank=True)
+    created_at = models.DateTimeField(default=timezone.now)
+
+    class Meta:
+        swappable = conf.MEMBERSHIP_MODEL_SETTING
+        constraints = [
+            models.UniqueConstraint(fields=["user", "tenant"], name="tenancy_membership_unique")
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.user} @ {self.tenant} ({self.effective_role.label})"
+
+
 class AccessToken(models.Model):
     """A bearer token bound to one membership. Only the SHA-256 digest of the secret is kept."""
 
@@ -123,7 +184,9 @@ class AccessToken(models.Model):
         PERSONAL = "personal", "Personal access token"
         SESSION = "session", "Login session token"
 
-    membership = models.ForeignKey(Membership, on_delete=models.CASCADE, related_name="tokens")
+    membership = models.ForeignKey(
+        conf.membership_model_label(), on_delete=models.CASCADE, related_name="tokens"
+    )
     kind = models.CharField(max_length=16, choices=Kind.choices)
     name = models.CharField(max_length=100)
     # The non-secret leading characters, shown in listings so a user can tell tokens apart.

@@ -22,7 +22,8 @@ from tenancy.exceptions import (
     TenantSuspendedError,
 )
 from tenancy.lookup import CountingCheck, fetch_token
-from tenancy.models import AccessToken, Membership
+from tenancy.members import get_membership_model
+from tenancy.models import AbstractMembership, AccessToken
 
 PREFIXES = {AccessToken.Kind.PERSONAL: "ck_pat_", AccessToken.Kind.SESSION: "ck_ses_"}
 _TOKEN_RE = re.compile(r"^ck_(pat|ses)_[A-Za-z0-9_-]{43}$")
@@ -40,7 +41,7 @@ def looks_like_token(raw: str) -> bool:
 
 def issue_token(
     *,
-    membership: Membership,
+    membership: AbstractMembership,
     name: str,
     kind: str = AccessToken.Kind.PERSONAL,
     expires_at: datetime | None = None,
@@ -48,7 +49,7 @@ def issue_token(
     """Create a token for ``membership``; returns the row and the raw secret (shown once)."""
     raw = PREFIXES[AccessToken.Kind(kind)] + secrets.token_urlsafe(32)
     token = AccessToken.objects.create(
-        membership=membership,
+        membership_id=membership.pk,
         kind=kind,
         name=name,
         prefix=raw[:_SHOWN_CHARS],
@@ -59,7 +60,7 @@ def issue_token(
     return token, raw
 
 
-def issue_session_token(*, membership: Membership) -> tuple[AccessToken, str]:
+def issue_session_token(*, membership: AbstractMembership) -> tuple[AccessToken, str]:
     minutes = conf.get("SESSION_TOKEN_MINUTES")
     return issue_token(
         membership=membership,
@@ -89,7 +90,7 @@ def check_token(raw: str, *, count: CountingCheck | None = None) -> AccessToken:
     return token
 
 
-def ensure_live(membership: Membership, *, credential_epoch: int) -> None:
+def ensure_live(membership: AbstractMembership, *, credential_epoch: int) -> None:
     """Refuse a credential issued at ``credential_epoch`` unless its membership still stands.
 
     The one liveness rule for every kind of credential (personal, session, OAuth): the epoch
@@ -98,9 +99,9 @@ def ensure_live(membership: Membership, *, credential_epoch: int) -> None:
     """
     if credential_epoch != membership.credential_epoch:
         raise CredentialsSupersededError()
-    if membership.disabled_at is not None or not membership.user.is_active:
+    if membership.disabled_at is not None or not membership.get_user().is_active:
         raise AccountDisabledError()
-    if not conf.tenant_is_active(membership.tenant):
+    if not conf.tenant_is_active(membership.get_tenant()):
         raise TenantSuspendedError()
 
 
@@ -120,9 +121,11 @@ def revoke_token(token: AccessToken) -> None:
 
 
 @transaction.atomic
-def bump_credential_epoch(membership: Membership) -> None:
+def bump_credential_epoch(membership: AbstractMembership) -> None:
     """Invalidate every token issued for ``membership`` so far."""
     from django.db.models import F
 
-    Membership.objects.filter(pk=membership.pk).update(credential_epoch=F("credential_epoch") + 1)
+    get_membership_model()._default_manager.filter(pk=membership.pk).update(
+        credential_epoch=F("credential_epoch") + 1
+    )
     membership.refresh_from_db(fields=["credential_epoch"])

@@ -29,6 +29,7 @@ EXPECTED = {
         "active_roles",
         "bearer_challenge",
         "bearer_refused",
+        "claims_authorization",
         "effective_role",
         "evaluate",
         "ignores_ambient_credentials",

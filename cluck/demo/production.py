@@ -22,7 +22,7 @@ from cluck.models import DailyEntry, EggGrade, Farm, Flock, House, WorkerAssignm
 from cluck.services.daily_entries import GradeLineInput, daily_entry_record, daily_entry_submit
 from cluck.services.farms import egg_grades_provision, farm_create, house_create
 from cluck.services.flocks import flock_archive, flock_create, flock_deplete
-from tenancy.models import Membership
+from tenancy.models import AbstractMembership, Membership
 from tenancy.services import membership_create
 
 DEMO_PASSWORD = "cluck-demo-password"
@@ -197,7 +197,9 @@ def _seed_users(caller: Caller, plan: FarmPlan) -> None:
             user = user_model(username=user_plan.email, email=user_plan.email)
             user.set_password(DEMO_PASSWORD)
             user.save()
-        membership = Membership.objects.filter(user=user, tenant=caller.farm).first()
+        membership: AbstractMembership | None = Membership.objects.filter(
+            user=user, tenant=caller.farm
+        ).first()
         if membership is None:
             membership = membership_create(user=user, tenant=caller.farm, roles=user_plan.roles)
         assignments = WorkerAssignment.objects.for_tenant(caller.tenant).filter(

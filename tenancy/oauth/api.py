@@ -16,7 +16,7 @@ from rest_framework.views import APIView
 from tenancy._schema import extend_schema
 from tenancy.api import _problems
 from tenancy.exceptions import TokenNotFoundError
-from tenancy.markers import handles_own_transactions, keys_per_user
+from tenancy.markers import claims_authorization, handles_own_transactions, keys_per_user
 from tenancy.oauth.models import ClientAuthorization
 from tenancy.oauth.services import authorization_revoke, live_authorizations
 from tenancy.permissions import IsTenantMember, request_actor
@@ -45,6 +45,7 @@ class AuthorizationListSerializer(serializers.Serializer[Any]):
 
 
 @handles_own_transactions
+@claims_authorization
 class AuthorizationListApi(APIView):
     permission_classes = [IsTenantMember]
 
@@ -59,6 +60,7 @@ class AuthorizationListApi(APIView):
 
 
 @handles_own_transactions
+@claims_authorization
 @keys_per_user
 class AuthorizationRevokeApi(APIView):
     permission_classes = [IsTenantMember]

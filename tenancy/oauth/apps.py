@@ -10,7 +10,7 @@ class TenancyOAuthConfig(AppConfig):
     def ready(self) -> None:
         from tenancy.challenges import register_challenge_parameters
         from tenancy.credentials import register_bearer_verifier
-        from tenancy.oauth import bearer, checks  # noqa: F401
+        from tenancy.oauth import bearer, checks, tokens  # noqa: F401
 
-        register_bearer_verifier(bearer.verify)
+        register_bearer_verifier(bearer.verify, prefixes=[tokens.ACCESS_PREFIX])
         register_challenge_parameters(bearer.challenge_parameters)

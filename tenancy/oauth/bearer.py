@@ -19,6 +19,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from tenancy.credentials import Credential
 from tenancy.exceptions import AuthenticationFailedError, TokenAudienceError
+from tenancy.members import related_paths
 from tenancy.oauth import conf
 from tenancy.oauth.models import AccessTokenBinding
 from tenancy.oauth.tokens import looks_like_access_token
@@ -40,7 +41,7 @@ def verify(raw: str, request: Any) -> Credential | None:
     checksum = hashlib.sha256(raw.encode("utf-8")).hexdigest()
     binding = (
         AccessTokenBinding.objects.select_related(
-            "access_token", "authorization__membership__user", "authorization__membership__tenant"
+            "access_token", *related_paths("authorization__membership")
         )
         .filter(access_token__token_checksum=checksum)
         .first()

@@ -13,12 +13,14 @@ from django.db import models
 from django.utils import timezone
 from oauth2_provider.settings import oauth2_settings
 
-from tenancy.models import Membership
+from tenancy import conf
 
 
 class ClientAuthorization(models.Model):
     membership = models.ForeignKey(
-        Membership, on_delete=models.CASCADE, related_name="client_authorizations"
+        conf.membership_model_label(),
+        on_delete=models.CASCADE,
+        related_name="client_authorizations",
     )
     application = models.ForeignKey(
         oauth2_settings.APPLICATION_MODEL, on_delete=models.CASCADE, related_name="+"

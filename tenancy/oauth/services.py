@@ -10,6 +10,7 @@ from django.db.models import Exists, OuterRef, Q, QuerySet
 from django.utils import timezone
 from oauth2_provider.models import get_access_token_model, get_refresh_token_model
 
+from tenancy.members import related_paths
 from tenancy.oauth.models import AccessTokenBinding, ClientAuthorization, RefreshTokenBinding
 
 
@@ -51,6 +52,6 @@ def live_authorizations(**filters: Any) -> QuerySet[ClientAuthorization]:
     return (
         ClientAuthorization.objects.filter(revoked_at__isnull=True, **filters)
         .filter(Q(Exists(live_refresh)) | Q(Exists(live_access)))
-        .select_related("application", "membership__tenant", "membership__user")
+        .select_related("application", *related_paths("membership"))
         .order_by("-created_at", "-pk")
     )

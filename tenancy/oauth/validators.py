@@ -22,7 +22,7 @@ from oauth2_provider.oauth2_validators import OAuth2Validator
 from oauthlib.oauth2.rfc6749 import errors
 
 from tenancy.exceptions import AuthenticationFailedError
-from tenancy.models import Membership
+from tenancy.members import memberships, related_paths, with_user_and_tenant
 from tenancy.oauth.models import AccessTokenBinding, ClientAuthorization, RefreshTokenBinding
 from tenancy.oauth.services import authorization_revoke, code_digest
 from tenancy.tokens import ensure_live
@@ -46,7 +46,7 @@ def _live(authorization: ClientAuthorization) -> bool:
 
 def _authorization_for_code(code: str) -> ClientAuthorization | None:
     return (
-        ClientAuthorization.objects.select_related("membership__user", "membership__tenant")
+        ClientAuthorization.objects.select_related(*related_paths("membership"))
         .filter(code_digest=code_digest(code))
         .first()
     )
@@ -71,12 +71,12 @@ class TenancyOAuth2Validator(OAuth2Validator):
     def _create_authorization_code(self, request: Any, code: Any, expires: Any = None) -> Any:
         membership_id = getattr(request, MEMBERSHIP_CREDENTIAL, None)
         membership = (
-            Membership.objects.select_related("user", "tenant").filter(pk=membership_id).first()
+            with_user_and_tenant(memberships()).filter(pk=membership_id).first()
             if membership_id is not None
             else None
         )
         # Only the consent page issues codes, and only for a membership of the signed-in user.
-        if membership is None or membership.user_id != getattr(request.user, "pk", None):
+        if membership is None or membership.get_user().pk != getattr(request.user, "pk", None):
             raise errors.AccessDeniedError(request=request)
         grant = super()._create_authorization_code(request, code, expires)
         ClientAuthorization.objects.create(
@@ -111,9 +111,7 @@ class TenancyOAuth2Validator(OAuth2Validator):
         if not super().validate_refresh_token(refresh_token, client, request, *args, **kwargs):
             return False
         binding = (
-            RefreshTokenBinding.objects.select_related(
-                "authorization__membership__user", "authorization__membership__tenant"
-            )
+            RefreshTokenBinding.objects.select_related(*related_paths("authorization__membership"))
             .filter(refresh_token=request.refresh_token_instance)
             .first()
         )

@@ -12,6 +12,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from django import forms
@@ -35,7 +36,8 @@ from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
 from tenancy import conf as tenancy_conf
 from tenancy.markers import handles_own_transactions, ignores_ambient_credentials
-from tenancy.models import Membership
+from tenancy.members import memberships, user_lookup
+from tenancy.models import AbstractMembership
 from tenancy.oauth import conf
 from tenancy.oauth.models import ClientAuthorization
 from tenancy.oauth.services import authorization_revoke, live_authorizations
@@ -50,19 +52,19 @@ def _noun() -> str:
     return str(tenancy_conf.get("TENANT_NOUN"))
 
 
-def live_memberships(user: Any) -> list[Membership]:
+def live_memberships(user: Any) -> list[AbstractMembership]:
     """The user's memberships a grant may be for: enabled, in an active tenant."""
+    queryset = memberships(user=user, live=True)
+    tenant_field = queryset.model.TENANT_FIELD
     return [
         membership
-        for membership in Membership.objects.filter(user=user, disabled_at__isnull=True)
-        .select_related("tenant")
-        .order_by("tenant__pk")
-        if tenancy_conf.tenant_is_active(membership.tenant)
+        for membership in queryset.select_related(tenant_field).order_by(f"{tenant_field}__pk")
+        if tenancy_conf.tenant_is_active(membership.get_tenant())
     ]
 
 
-def membership_label(membership: Membership) -> str:
-    tenant = membership.tenant
+def membership_label(membership: AbstractMembership) -> str:
+    tenant = membership.get_tenant()
     name = str(getattr(tenant, "name", tenant))
     return f"{name} — {membership.effective_role.label}"
 
@@ -106,7 +108,9 @@ class ConsentForm(AllowForm):
         coerce=int, required=False, widget=forms.RadioSelect, label="Which one?"
     )
 
-    def __init__(self, *args: Any, memberships: list[Membership] = [], **kwargs: Any) -> None:  # noqa: B006
+    def __init__(
+        self, *args: Any, memberships: Sequence[AbstractMembership] = (), **kwargs: Any
+    ) -> None:
         super().__init__(*args, **kwargs)
         field = self.fields["membership"]
         assert isinstance(field, forms.TypedChoiceField)
@@ -139,7 +143,7 @@ class ConsentView(dot.AuthorizationView):
     form_class = ConsentForm
     login_url = reverse_lazy("oauth2_provider:sign-in")
 
-    def _memberships(self) -> list[Membership]:
+    def _memberships(self) -> list[AbstractMembership]:
         if not hasattr(self, "_membership_cache"):
             self._membership_cache = live_memberships(self.request.user)
         return self._membership_cache
@@ -209,7 +213,7 @@ class ClientsView(LoginRequiredMixin, TemplateView):
     def get_context_data(self, **kwargs: Any) -> dict[str, Any]:
         context: dict[str, Any] = super().get_context_data(**kwargs)
         context["authorizations"] = list(
-            live_authorizations(membership__user=self.request.user)[:200]
+            live_authorizations(**{user_lookup("membership"): self.request.user})[:200]
         )
         context["tenant_noun"] = _noun()
         return context
@@ -222,7 +226,9 @@ def revoke_client(request: HttpRequest, authorization_id: int) -> HttpResponse:
     if not request.user.is_authenticated:
         return HttpResponseRedirect(reverse("oauth2_provider:sign-in"))
     authorization = get_object_or_404(
-        ClientAuthorization, pk=authorization_id, membership__user=request.user
+        ClientAuthorization,
+        pk=authorization_id,
+        **{user_lookup("membership"): request.user},
     )
     authorization_revoke(authorization=authorization)
     return HttpResponseRedirect(reverse("oauth2_provider:clients"))

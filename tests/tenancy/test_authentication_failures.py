@@ -46,7 +46,7 @@ def _process(view: Any, authorization: str | None) -> tuple[Any, HttpResponse | 
 )
 def test_an_unmarked_view_never_runs_for_a_refused_bearer():
     """REST keeps problem+json. Mutation: record the failure for every view → red."""
-    request, response = _process(plain_view, "Bearer ck_not-a-real-token")
+    request, response = _process(plain_view, "Bearer ck_pat_not-a-real-token")
     assert response is not None and response.status_code == 401
     assert response["Content-Type"] == "application/problem+json"
     assert response["WWW-Authenticate"] == bearer_challenge(AuthenticationFailedError())
@@ -58,7 +58,7 @@ def test_an_unmarked_view_never_runs_for_a_refused_bearer():
     find="    if has_marker(view_func, RENDERS_AUTHENTICATION_FAILURE):",
     replace="    if False:",
 )
-@pytest.mark.parametrize("authorization", ["Bearer ck_not-a-real-token", "Basic dXNlcjpwdw=="])
+@pytest.mark.parametrize("authorization", ["Bearer ck_pat_not-a-real-token", "Basic dXNlcjpwdw=="])
 def test_a_marked_view_runs_unresolved_with_the_failure_recorded(authorization):
     """Mutation: answer 401 in the middleware regardless of the marker → red."""
     request, response = _process(rendering_view, authorization)
@@ -73,7 +73,7 @@ def test_the_marker_is_read_from_the_class_behind_a_view():
         return HttpResponse()
 
     view.cls = RenderingClassView  # type: ignore[attr-defined]
-    request, response = _process(view, "Bearer ck_not-a-real-token")
+    request, response = _process(view, "Bearer ck_pat_not-a-real-token")
     assert response is None and request.authentication_failure is not None
 
 

@@ -18,7 +18,7 @@ from django.db import transaction
 
 from tenancy import active_roles, conf
 from tenancy.management.commands._tenant import add_tenant_argument, tenant_by_code
-from tenancy.models import Membership
+from tenancy.members import memberships
 from tenancy.services import membership_create, membership_set_roles
 
 
@@ -55,7 +55,7 @@ class Command(BaseCommand):
         stored = roles.stored_for(options["role"])
         with transaction.atomic():
             user, created = _user(email, password)
-            membership = Membership.objects.filter(user=user, tenant=tenant).first()
+            membership = memberships(user=user, tenant=tenant).first()
             if membership is None:
                 membership_create(user=user, tenant=tenant, roles=stored)
                 verb = "added"

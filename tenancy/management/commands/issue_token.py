@@ -9,12 +9,13 @@ from __future__ import annotations
 from datetime import timedelta
 from typing import Any
 
+from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 from django.utils import timezone
 
 from tenancy import conf
 from tenancy.management.commands._tenant import add_tenant_argument, tenant_by_code
-from tenancy.models import Membership
+from tenancy.members import memberships, user_field_path
 from tenancy.tokens import issue_token
 
 
@@ -40,9 +41,11 @@ class Command(BaseCommand):
         tenant = tenant_by_code(options["tenant"])
         noun = conf.get("TENANT_NOUN")
         email = options["email"].strip()
+        queryset = memberships(tenant=tenant)
+        email_field = get_user_model().get_email_field_name()
         membership = (
-            Membership.objects.select_related("user")
-            .filter(tenant=tenant, user__email__iexact=email)
+            queryset.select_related(queryset.model.USER_FIELD)
+            .filter(**{user_field_path(queryset.model, f"{email_field}__iexact"): email})
             .first()
         )
         if membership is None:

@@ -2,6 +2,7 @@
 
 import django.db.models.deletion
 import django.utils.timezone
+from django.conf import settings
 from django.db import migrations, models
 from oauth2_provider.settings import oauth2_settings
 
@@ -11,6 +12,7 @@ class Migration(migrations.Migration):
 
     dependencies = [
         ("tenancy", "0001_initial"),
+        migrations.swappable_dependency(settings.TENANCY_MEMBERSHIP_MODEL),
         migrations.swappable_dependency(oauth2_settings.APPLICATION_MODEL),
         migrations.swappable_dependency(oauth2_settings.ACCESS_TOKEN_MODEL),
         migrations.swappable_dependency(oauth2_settings.REFRESH_TOKEN_MODEL),
@@ -46,7 +48,7 @@ class Migration(migrations.Migration):
                     models.ForeignKey(
                         on_delete=django.db.models.deletion.CASCADE,
                         related_name="client_authorizations",
-                        to="tenancy.membership",
+                        to=settings.TENANCY_MEMBERSHIP_MODEL,
                     ),
                 ),
             ],

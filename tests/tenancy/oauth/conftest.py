@@ -9,14 +9,14 @@ import pytest
 from django.core.management import call_command
 
 from cluck.models import Farm
-from tenancy.models import Membership
+from tenancy.models import AbstractMembership, Membership
 from tenancy.services import membership_create
 from tests.mcp_tools.servers import serve
 from tests.tenancy.oauth.browser import EMAIL, SERVER_ENV, require_chromium
 
 
 @pytest.fixture
-def two_farm_owner(transactional_db: Any) -> Membership:
+def two_farm_owner(transactional_db: Any) -> AbstractMembership:
     """The demo's sunrise owner, also a Manager of hillside: the consent page offers both."""
     call_command("seed_demo", verbosity=0)
     owner = Membership.objects.get(user__email=EMAIL, tenant__code="sunrise")
