@@ -181,6 +181,10 @@ if "postgresql" in DATABASES["default"]["ENGINE"]:
     if _env_bool("CLUCK_DB_SERVER_SIDE_BINDING", True):
         _options["server_side_binding"] = True
         _options.setdefault("prepare_threshold", 5)
+# A host project's setting the farm can take on (cookiecutter-django's default): every other
+# view in a transaction per request. The toolkit's views run outside it either way
+# (tenancy.handles_own_transactions); tests/test_atomic_requests.py serves the farm with it.
+DATABASES["default"]["ATOMIC_REQUESTS"] = _env_bool("CLUCK_ATOMIC_REQUESTS", False)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Rate-limit counters must be shared by every replica. By default tenancy counts them in its

@@ -2,15 +2,20 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from typing import Any
 
+from asgiref.sync import iscoroutinefunction
 from django.apps import apps
 from django.conf import settings
 from django.core import checks
 from django.core.exceptions import FieldDoesNotExist, ImproperlyConfigured
+from django.db import connections
+from django.urls import URLPattern, URLResolver, get_resolver
 from django.utils.module_loading import import_string
 
 from tenancy import conf
+from tenancy.markers import handles_transactions_on
 
 MIDDLEWARE_PATH = "tenancy.middleware.TenancyMiddleware"
 IDEMPOTENCY_MIDDLEWARE = "idempotency.middleware.IdempotencyMiddleware"
@@ -203,6 +208,52 @@ def check_roles(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMess
                     f"Policy {policy.name!r} admits undeclared roles {unknown}.",
                     hint=f"Declared roles are {list(roles.names)} (TENANCY_ROLES).",
                     id="tenancy.E004",
+                )
+            )
+    return errors
+
+
+def _routed_views(patterns: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    for pattern in patterns:
+        if isinstance(pattern, URLResolver):
+            yield from _routed_views(pattern.url_patterns, prefix + str(pattern.pattern))
+        elif isinstance(pattern, URLPattern):
+            yield prefix + str(pattern.pattern), pattern.callback
+
+
+@checks.register(checks.Tags.urls)
+def check_atomic_requests(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """Under ``ATOMIC_REQUESTS``, no routed async view is left to the request transaction.
+
+    Django refuses such a view on every request ("You cannot use ATOMIC_REQUESTS with async
+    views": a 500); this finds it at start-up instead, the toolkit's own views included should
+    a project mount one through a wrapper that drops their ``handles_own_transactions``.
+    Nothing else is reported: with the toolkit's views opted out and every keyed write run in
+    its ``IdempotentUnit``'s transaction, ``ATOMIC_REQUESTS`` needs no action (docs/tenancy.md).
+    """
+    aliases = [
+        alias for alias, database in connections.settings.items() if database.get("ATOMIC_REQUESTS")
+    ]
+    if not aliases:
+        return []
+    errors: list[checks.CheckMessage] = []
+    for route, view in _routed_views(get_resolver().url_patterns):
+        if not iscoroutinefunction(view):
+            continue
+        wrapped = [alias for alias in aliases if not handles_transactions_on(view, alias)]
+        if wrapped:
+            name = f"{getattr(view, '__module__', '?')}.{getattr(view, '__qualname__', view)}"
+            errors.append(
+                checks.Error(
+                    f"The async view {name} at {route!r} is not excluded from ATOMIC_REQUESTS "
+                    f"on {', '.join(wrapped)}: Django answers every request to it with a 500.",
+                    hint=(
+                        "Decorate the view with tenancy.handles_own_transactions (or "
+                        "django.db.transaction.non_atomic_requests(using=alias) for each of "
+                        "those aliases) and open transactions inside it where it writes."
+                    ),
+                    obj=route,
+                    id="tenancy.E007",
                 )
             )
     return errors

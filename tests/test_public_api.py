@@ -32,6 +32,7 @@ EXPECTED = {
         "claims_authorization",
         "effective_role",
         "evaluate",
+        "handles_own_transactions",
         "ignores_ambient_credentials",
         "rate_limited",
         "renders_authentication_failure",
