@@ -92,6 +92,26 @@ def check_middleware(app_configs: Any = None, **kwargs: Any) -> list[checks.Chec
     return errors
 
 
+@checks.register()
+def check_server_name(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """``mcp_tools.W002``: ``serverInfo`` would name the server after a layout package."""
+    from mcp_tools import conf
+
+    if conf.get("SERVER_NAME"):
+        return []
+    name = conf.default_server_name()
+    if name.lower() not in conf.GENERIC_PROJECT_NAMES:
+        return []
+    return [
+        checks.Warning(
+            f"MCP serverInfo (and the A2A agent card) would name this server {name!r}, the "
+            "package holding the settings, which names no project.",
+            hint='Set MCP_TOOLS_SERVER_NAME = "<your project>" (and MCP_TOOLS_SERVER_VERSION).',
+            id="mcp_tools.W002",
+        )
+    ]
+
+
 @checks.register(checks.Tags.security)
 def check_raw_tools(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     """``mcp_tools.W001``: raw tools (no CallContext, no tenant) are being served."""

@@ -6,7 +6,9 @@ once at start-up, when the catalogue is built.
 
 from __future__ import annotations
 
-from typing import Any
+from importlib import metadata
+from pathlib import Path
+from typing import Any, Final
 
 from django.conf import settings
 
@@ -39,8 +41,9 @@ DEFAULTS: dict[str, Any] = {
     # Dotted path to ``callable(exc) -> ToolFailure | None`` mapping domain errors.
     "ERROR_TRANSLATOR": None,
     "PAGE_SIZE": 50,
-    # serverInfo; None → the project's name (the package holding the settings module) and
-    # that package's installed version, or "0.0.0".
+    # serverInfo; None → the project's name (server_info(): the settings module's package, the
+    # URLconf's or BASE_DIR's name, skipping layout names like "config") and its installed
+    # version, or "0.0.0". A generic name left standing is system check mcp_tools.W002.
     "SERVER_NAME": None,
     "SERVER_VERSION": None,
     "INSTRUCTIONS": None,
@@ -82,13 +85,44 @@ DEFAULTS: dict[str, Any] = {
 }
 
 
-def server_info() -> tuple[str, str]:
-    """``(name, version)`` for ``serverInfo``: the settings, else the Django project's own."""
-    import os
-    from importlib import metadata
+# Top packages that name a layout, not a project: cookiecutter-django's ``config``,
+# ``startproject . `` variants, the ``src`` layout. serverInfo never defaults to one of these
+# while a better name is at hand.
+GENERIC_PROJECT_NAMES: Final = frozenset(
+    {
+        "app", "apps", "backend", "base", "conf", "config", "configuration", "core", "django",
+        "main", "project", "server", "settings", "site", "src", "web", "website",
+    }
+)  # fmt: skip
 
-    project = (os.environ.get("DJANGO_SETTINGS_MODULE") or "django").split(".", 1)[0]
-    name = get("SERVER_NAME") or project
+
+def _top_package(dotted: object) -> str:
+    return dotted.split(".", 1)[0] if isinstance(dotted, str) and dotted else ""
+
+
+def default_server_name() -> str:
+    """The project's name for ``serverInfo``: the first of the settings module's top package,
+    the ``ROOT_URLCONF``'s and ``BASE_DIR``'s directory name that is not a layout name
+    (:data:`GENERIC_PROJECT_NAMES`); else the settings package, generic as it is."""
+    import os
+
+    settings_package = _top_package(os.environ.get("DJANGO_SETTINGS_MODULE")) or "django"
+    base_dir = getattr(settings, "BASE_DIR", None)
+    candidates = (
+        settings_package,
+        _top_package(getattr(settings, "ROOT_URLCONF", None)),
+        Path(base_dir).name if isinstance(base_dir, str | os.PathLike) else "",
+    )
+    for name in candidates:
+        if name and name.lower() not in GENERIC_PROJECT_NAMES:
+            return name
+    return settings_package
+
+
+def server_info() -> tuple[str, str]:
+    """``(name, version)`` for ``serverInfo``: ``MCP_TOOLS_SERVER_NAME``/``_VERSION``, else
+    :func:`default_server_name` and the version of the distribution by that name, or "0.0.0"."""
+    name = get("SERVER_NAME") or default_server_name()
     version = get("SERVER_VERSION")
     if not version:
         try:
