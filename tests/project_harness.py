@@ -6,11 +6,14 @@ docs/existing-project.md) use it. Every process gets an environment with no
 ``DJANGO_SETTINGS_MODULE`` (``manage.py`` and the project's ``asgi.py`` pick their own
 settings), no ``DATABASE_URL`` unless a test says so, and none of the farm's or the toolkit's
 settings variables; its working directory is the copy, where ``cluck`` is not importable (the
-wheel and the editable install hold only the reusable apps).
+wheel and the editable install hold only the reusable apps). ``PYTHONPATH`` names a directory
+holding only this checkout's reusable apps, so a copy runs the toolkit under test even when the
+venv's editable install points at another checkout of the repository.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import shlex
@@ -18,6 +21,7 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
@@ -30,6 +34,16 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 
 _DROPPED_PREFIXES = ("DJANGO_", "CLUCK_", "MCP_TOOLS_", "TENANCY_", "IDEMPOTENCY_", "PYTHON")
+TOOLKIT_PACKAGES = ("tenancy", "idempotency", "mcp_tools", "a2a_tools")
+
+
+@functools.cache
+def toolkit_path() -> str:
+    """A directory of links to this checkout's reusable apps, and nothing else (no farm)."""
+    directory = Path(tempfile.mkdtemp(prefix="cluck-toolkit-"))
+    for package in TOOLKIT_PACKAGES:
+        (directory / package).symlink_to(ROOT / package, target_is_directory=True)
+    return str(directory)
 
 
 def copy_files(source: Path, names: Iterable[str], target: Path) -> Path:
@@ -51,6 +65,7 @@ def project_env(database_url: str | None = None, **extra: str) -> dict[str, str]
         for key, value in os.environ.items()
         if not key.startswith(_DROPPED_PREFIXES) and key != "DATABASE_URL"
     }
+    env["PYTHONPATH"] = toolkit_path()
     if database_url:
         env["DATABASE_URL"] = database_url
     env.update(extra)

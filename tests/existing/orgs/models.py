@@ -6,7 +6,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import models
-from tenancy.models import AbstractMembership  # type: ignore[attr-defined]  # until mship
+from tenancy.models import AbstractMembership
 
 
 class OrganizationQuerySet(models.QuerySet["Organization"]):
