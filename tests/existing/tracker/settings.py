@@ -140,7 +140,7 @@ TENANCY_TENANT_ACTIVE_FIELD = None  # organizations are never suspended
 TENANCY_TENANT_NOUN = "organization"
 TENANCY_MEMBERSHIP_MODEL = "orgs.Membership"
 TENANCY_ROLES = "orgs.roles.ROLES"
-# Cluck's tokens (ck_…) first: JWTAuthentication refuses every Bearer it cannot decode.
+# Cluck's tokens (ck_…) on the project's API too; any position works.
 REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"].insert(
     0, "tenancy.authentication.TenancyAuthentication"
 )
