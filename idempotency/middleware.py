@@ -134,6 +134,12 @@ def authorize_view(
     if not all(callable(getattr(view_class, name, None)) for name in needed):
         return None
     view = view_class(**initkwargs)
+    actions = getattr(view_func, "actions", None)
+    if isinstance(actions, dict):
+        # A DRF ViewSet: what its as_view() binds before initialize_request reads action_map.
+        view.action_map = actions
+        for method, action in actions.items():
+            setattr(view, method, getattr(view, action))
     view.args, view.kwargs = view_args, view_kwargs
     drf_request = view.initialize_request(request, *view_args, **view_kwargs)
     view.request = drf_request

@@ -63,12 +63,14 @@ async def sign_in_and_consent(
     callback_prefix: str,
     approve: bool = True,
     intercept: bool = True,
+    sign_in_pages: list[str] | None = None,
 ) -> str:
     """Open ``authorize_url``, sign in, pick ``farm`` (a label fragment), approve or deny.
 
     Returns the callback URL the browser was sent to (with ``code``, ``state``, ``iss``). With
     ``intercept`` the callback is answered in the browser (no listener needed); without it the
-    client's own callback server receives it.
+    client's own callback server receives it. ``sign_in_pages`` receives the URL of the page
+    the person signed in on.
     """
     context = await browser.new_context()
     page = await context.new_page()
@@ -82,6 +84,8 @@ async def sign_in_and_consent(
         await page.route(lambda url: url.startswith(callback_prefix), capture)
     try:
         await page.goto(authorize_url)
+        if sign_in_pages is not None:
+            sign_in_pages.append(page.url)
         await page.get_by_label("Email").fill(email)
         await page.get_by_label("Password").fill(password)
         await page.get_by_role("button", name="Sign in").click()

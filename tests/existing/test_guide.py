@@ -1,0 +1,115 @@
+"""docs/existing-project.md, held to the project it describes (tests/existing).
+
+Every Python block whose first line names a file of the project is that file (``# <path>``) or
+a part of it (``# <path>, <which part>``: its pieces, between ``# …`` lines, appear in the file
+in that order). The guide's ``python manage.py …`` lines are the ones conftest's
+``guided_tracker`` runs, in order; the other tests use that copy.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+import shlex
+
+from tests.existing.harness import GUIDE, PROJECT, guide_commands
+from tests.project_harness import ROOT, fenced_blocks
+
+_FILE_LINE = re.compile(r"# ([\w/]+\.py)(?:, (.+))?")
+_GAP = re.compile(r"^\s*# …\n", re.M)
+
+
+def _code_blocks() -> list[tuple[str, str | None, str]]:
+    """``(path, part or None, text after the first line)`` of the guide's file blocks."""
+    found = []
+    for language, text in fenced_blocks(GUIDE):
+        first, _, rest = text.partition("\n")
+        match = _FILE_LINE.fullmatch(first)
+        if language == "python" and match:
+            found.append((match[1], match[2], rest))
+    return found
+
+
+def test_every_file_block_of_the_guide_is_in_the_project() -> None:
+    blocks = _code_blocks()
+    assert {path for path, _, _ in blocks} == {
+        "orgs/models.py",
+        "orgs/roles.py",
+        "tracker/settings.py",
+        "tracker/urls.py",
+        "projects/models.py",
+        "projects/mcp.py",
+        "tracker/asgi.py",
+    }
+    for path, part, text in blocks:
+        source = (PROJECT / path).read_text()
+        if part is None:
+            assert source == text, f"docs/existing-project.md differs from {path}"
+            continue
+        position = 0
+        for piece in _GAP.split(text):
+            found = source.find(piece.strip("\n"), position)
+            assert found >= 0, f"{path} ({part}) has no\n{piece}"
+            position = found + len(piece.strip("\n"))
+
+
+def _assigned(code: str) -> set[str]:
+    names = set()
+    for node in ast.walk(ast.parse(code)):
+        targets = getattr(node, "targets", None) or [getattr(node, "target", None)]
+        for target in targets:
+            if isinstance(target, ast.Name):
+                names.add(target.id)
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if isinstance(node.func.value, ast.Name):  # MIDDLEWARE.insert(...)
+                names.add(node.func.value.id)
+            elif isinstance(node.func.value, ast.Subscript):  # REST_FRAMEWORK[...].insert(...)
+                names.add(getattr(node.func.value.value, "id", ""))
+    return names
+
+
+def test_the_toolkit_changes_only_what_the_settings_block_shows() -> None:
+    settings = (PROJECT / "tracker/settings.py").read_text()
+    ((_, _, block),) = [b for b in _code_blocks() if b[0] == "tracker/settings.py"]
+    assert settings.endswith(block)
+    assert _assigned(block) == {
+        "INSTALLED_APPS",
+        "MIDDLEWARE",
+        "TENANCY_TENANT_MODEL",
+        "TENANCY_TENANT_CODE_FIELD",
+        "TENANCY_TENANT_ACTIVE_FIELD",
+        "TENANCY_TENANT_NOUN",
+        "TENANCY_MEMBERSHIP_MODEL",
+        "TENANCY_ROLES",
+        "REST_FRAMEWORK",
+        "OAUTH2_PROVIDER",
+    }
+    # The project's own settings, above the block, name nothing of the toolkit's and keep
+    # their login, token auth and transactions.
+    before = settings.removesuffix(block)
+    assert not re.search(r"tenancy|mcp_tools|idempotency|oauth2_provider", before)
+    assert 'LOGIN_URL = "account_login"' in before
+    assert '"ATOMIC_REQUESTS": True' in before
+    assert "rest_framework_simplejwt.authentication.JWTAuthentication" in before
+    assert not re.search(r"^LOGIN_URL", block, re.M)
+
+
+def test_the_guide_lists_the_commands_the_tests_run() -> None:
+    lines = [shlex.join(argv) for argv in guide_commands()]
+    assert lines == [
+        "python manage.py makemigrations orgs",
+        "python manage.py migrate",
+        "python manage.py check",
+        "python manage.py test",
+        "python manage.py add_member --organization acme --email dana@acme.example --role admin",
+        "python manage.py issue_token --organization acme --email dana@acme.example",
+        "python manage.py mcp_tools",
+        "python manage.py runserver",
+        "uvicorn tracker.asgi:application --lifespan off",
+    ]
+    assert "claude mcp add --transport http tracker http://127.0.0.1:8000/mcp" in GUIDE.read_text()
+
+
+def test_the_guide_is_linked() -> None:
+    assert "(docs/existing-project.md)" in (ROOT / "README.md").read_text()
+    assert "(existing-project.md)" in (ROOT / "docs" / "new-project.md").read_text()

@@ -1,0 +1,8 @@
+"""ASGI entry point of the tracker: ``uvicorn tracker.asgi:application --lifespan off``."""
+
+import os
+
+from mcp_tools.asgi import get_asgi_application
+
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "tracker.settings")
+application = get_asgi_application()

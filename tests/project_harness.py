@@ -1,0 +1,218 @@
+"""Run a project of the repository's tests as its own project: a copy outside the repository,
+its own settings, real servers, and the guide that describes it.
+
+The shop (tests/shop, docs/new-project.md) and the tracker (tests/existing,
+docs/existing-project.md) use it. Every process gets an environment with no
+``DJANGO_SETTINGS_MODULE`` (``manage.py`` and the project's ``asgi.py`` pick their own
+settings), no ``DATABASE_URL`` unless a test says so, and none of the farm's or the toolkit's
+settings variables; its working directory is the copy, where ``cluck`` is not importable (the
+wheel and the editable install hold only the reusable apps). ``PYTHONPATH`` names a directory
+holding only this checkout's reusable apps, so a copy runs the toolkit under test even when the
+venv's editable install points at another checkout of the repository.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+import re
+import shlex
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import httpx
+
+ROOT = Path(__file__).resolve().parents[1]
+
+_DROPPED_PREFIXES = ("DJANGO_", "CLUCK_", "MCP_TOOLS_", "TENANCY_", "IDEMPOTENCY_", "PYTHON")
+TOOLKIT_PACKAGES = ("tenancy", "idempotency", "mcp_tools", "a2a_tools")
+
+
+@functools.cache
+def toolkit_path() -> str:
+    """A directory of links to this checkout's reusable apps, and nothing else (no farm)."""
+    directory = Path(tempfile.mkdtemp(prefix="cluck-toolkit-"))
+    for package in TOOLKIT_PACKAGES:
+        (directory / package).symlink_to(ROOT / package, target_is_directory=True)
+    return str(directory)
+
+
+def copy_files(source: Path, names: Iterable[str], target: Path) -> Path:
+    """``names`` (files and directories) of ``source`` under ``target``; no caches, no
+    database, no server logs."""
+    target.mkdir(parents=True)
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "db.sqlite3", "*.log")
+    for name in names:
+        if (source / name).is_dir():
+            shutil.copytree(source / name, target / name, ignore=ignore)
+        else:
+            shutil.copy2(source / name, target / name)
+    return target
+
+
+def project_env(database_url: str | None = None, **extra: str) -> dict[str, str]:
+    env = {
+        key: value
+        for key, value in os.environ.items()
+        if not key.startswith(_DROPPED_PREFIXES) and key != "DATABASE_URL"
+    }
+    env["PYTHONPATH"] = toolkit_path()
+    if database_url:
+        env["DATABASE_URL"] = database_url
+    env.update(extra)
+    return env
+
+
+def free_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+@dataclass
+class Project:
+    """One copy of a project, the environment its processes run in, and how it is served:
+    ``server_command(kind)`` is the project's own command line for ``runserver`` or
+    ``uvicorn`` (without address or port)."""
+
+    path: Path
+    env: dict[str, str]
+    server_command: Callable[[str], list[str]]
+
+    def run(self, argv: list[str], *, stdin: str | None = None, timeout: int = 180) -> str:
+        """Run ``argv`` (``python …`` runs on this interpreter) in the project; its stdout and
+        then its stderr.
+
+        Raises:
+            AssertionError: the command failed, with its output.
+        """
+        if argv and argv[0] == "python":
+            argv = [sys.executable, *argv[1:]]
+        done = subprocess.run(
+            argv,
+            cwd=self.path,
+            env=self.env,
+            input=stdin,
+            capture_output=True,
+            text=True,
+            timeout=timeout,
+        )
+        assert done.returncode == 0, f"{shlex.join(argv)}\n{done.stdout}\n{done.stderr}"
+        return done.stdout + done.stderr
+
+    def manage(self, *args: str, stdin: str | None = None) -> str:
+        return self.run(["python", "manage.py", *args], stdin=stdin)
+
+    @contextmanager
+    def serve(self, kind: str, **env: str) -> Iterator[str]:
+        """Start ``runserver`` or ``uvicorn``; yield its base URL; stop it afterwards."""
+        with self.servers([kind], **env) as (url,):
+            yield url
+
+    @contextmanager
+    def servers(self, kinds: list[str], **env: str) -> Iterator[list[str]]:
+        """Start one server per kind (the project's command plus a free port), all at once;
+        yield their base URLs when every one answers; stop them afterwards."""
+        started: list[tuple[subprocess.Popen[bytes], str]] = []
+        logs: list[Any] = []
+        try:
+            for kind in kinds:
+                port = free_port()
+                if kind == "runserver":
+                    argv = [*self.server_command(kind), f"127.0.0.1:{port}", "--noreload"]
+                else:
+                    host = ["--host", "127.0.0.1", "--port", str(port)]
+                    argv = ["python", "-m", *self.server_command(kind), *host]
+                # A file, not a pipe: runserver logs every request, and a full pipe would
+                # stall it.
+                log = (self.path / f"{kind}-{port}.log").open("w+b")
+                logs.append(log)
+                process = subprocess.Popen(
+                    [sys.executable if part == "python" else part for part in argv],
+                    cwd=self.path,
+                    env={**self.env, **env},
+                    stdout=subprocess.DEVNULL,
+                    stderr=log,
+                )
+                started.append((process, f"http://127.0.0.1:{port}"))
+            for (process, url), log in zip(started, logs, strict=True):
+                _wait_until_serving(process, url, log)
+            yield [url for _, url in started]
+        finally:
+            for process, _ in started:
+                process.terminate()
+            for process, _ in started:
+                try:
+                    process.wait(10)
+                except subprocess.TimeoutExpired:
+                    process.kill()
+                    process.wait()
+            for log in logs:
+                log.close()
+
+
+def _wait_until_serving(process: subprocess.Popen[bytes], url: str, log: Any) -> None:
+    deadline = time.monotonic() + 120
+    while True:
+        if process.poll() is not None:
+            log.seek(0)
+            raise RuntimeError(log.read().decode())
+        try:
+            httpx.get(f"{url}/.well-known/oauth-authorization-server", timeout=2)
+            return
+        except httpx.TransportError:
+            if time.monotonic() > deadline:
+                raise
+            time.sleep(0.2)
+
+
+# --- a guide ---------------------------------------------------------------------------------
+
+_FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.M | re.S)
+
+
+def fenced_blocks(guide: Path) -> list[tuple[str, str]]:
+    """``(language, text)`` of every fenced block of ``guide``, in order."""
+    return [(match[1], match[2]) for match in _FENCE.finditer(guide.read_text())]
+
+
+def file_blocks(guide: Path) -> dict[str, str]:
+    """The blocks that are files of the project: Python blocks whose first line is
+    ``# <path>``, e.g. ``# catalog/mcp.py``; the text after that line, by path."""
+    files = {}
+    for language, text in fenced_blocks(guide):
+        first, _, rest = text.partition("\n")
+        if language == "python" and re.fullmatch(r"# [\w/]+\.py", first):
+            files[first[2:]] = rest
+    return files
+
+
+def shell_commands(guide: Path) -> list[list[str]]:
+    """Every command line of the guide's shell blocks that runs in the project (those starting
+    with ``python manage.py`` or ``uvicorn``), split as a shell would; comments dropped."""
+    commands = []
+    for language, text in fenced_blocks(guide):
+        if language != "bash":
+            continue
+        for line in text.splitlines():
+            argv = shlex.split(line, comments=True)
+            if argv[:2] == ["python", "manage.py"] or argv[:1] == ["uvicorn"]:
+                commands.append(argv)
+    return commands
+
+
+def server_command(guide: Path, kind: str) -> list[str]:
+    """The guide's own line for ``runserver`` or ``uvicorn``."""
+    for argv in shell_commands(guide):
+        if kind in argv[:3]:
+            return argv
+    raise AssertionError(f"{guide.name} shows no {kind} command")
