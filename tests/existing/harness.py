@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 
 from tests.project_harness import (
     ROOT,
@@ -31,21 +30,6 @@ PROJECT = Path(__file__).resolve().parent
 GUIDE = ROOT / "docs" / "existing-project.md"
 PROJECT_FILES = ("manage.py", "tracker", "accounts", "orgs", "projects")
 PASSWORD = "a-long-and-unusual-password"
-
-
-def _has_membership_model_setting() -> bool:
-    """Branch ``mship``: the project's own membership model (``TENANCY_MEMBERSHIP_MODEL``)."""
-    from tenancy import models
-
-    return hasattr(models, "AbstractMembership")
-
-
-# Everything past the project's own files needs the toolkit to take orgs.Membership as its
-# membership, and to leave bearers that are not its own (simplejwt's) to DRF.
-needs_membership_model = pytest.mark.skipif(
-    not _has_membership_model_setting(),
-    reason="waiting on branch mship: tenancy.models.AbstractMembership, TENANCY_MEMBERSHIP_MODEL",
-)
 
 
 def guide_server_command(kind: str) -> list[str]:

@@ -9,9 +9,9 @@ import httpx
 import pytest
 
 from tests.existing.conftest import Guided
-from tests.existing.harness import PASSWORD, needs_membership_model, refusal_code, rpc
+from tests.existing.harness import PASSWORD, refusal_code, rpc
 
-pytestmark = [needs_membership_model, pytest.mark.e2e]
+pytestmark = [pytest.mark.e2e]
 
 
 def _jwt(url: str, email: str) -> str:

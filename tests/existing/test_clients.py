@@ -13,11 +13,11 @@ import pytest
 
 from tests.clients import node
 from tests.existing.conftest import Guided
-from tests.existing.harness import needs_membership_model, orm
+from tests.existing.harness import orm
 from tests.shop.mcp_story import mcp_session
 from tests.tool_errors import tool_error
 
-pytestmark = [needs_membership_model, pytest.mark.e2e, pytest.mark.slow]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 TOOLS = {"tracker_list_projects", "tracker_create_project", "tracker_archive_project"}
 

@@ -9,22 +9,38 @@ from tests.existing.conftest import Guided
 from tests.existing.harness import (
     issue_token,
     listed_tools,
-    needs_membership_model,
     orm,
     refusal_code,
     rpc,
     seed,
 )
+from tests.mutations import mutation
 
-pytestmark = [needs_membership_model, pytest.mark.e2e]
+pytestmark = [pytest.mark.e2e]
 
 ARCHIVE = "tracker_archive_project"
 DANA = "dana@acme.example"  # the guide's add_member: an admin of acme
 
 
+@mutation(
+    "tenancy/models.py",
+    find="        if self.model.epoch_field_names() & kwargs.keys()",
+    replace="        if Membership.epoch_field_names() & kwargs.keys()",
+)
+@mutation(
+    "tenancy/models.py",
+    find='        names = (cls.USER_FIELD, cls.TENANT_FIELD, cls.ROLE_FIELD, "disabled_at")',
+    replace='        names = (cls.USER_FIELD, cls.TENANT_FIELD, "disabled_at")',
+)
 def test_role_changes_and_removal_apply_to_the_next_call(
     guided_tracker: Guided, tracker_servers: dict[str, str]
 ) -> None:
+    """A role changed in the project's own table ends the old role's tokens on the next call.
+
+    Mutations: ``update()`` watches tenancy's own membership fields instead of the project's
+    (``role`` is not ``roles``) → the old owner token lives on; ``save()`` does not watch the
+    role field → the same. Each turns the ``Auth.CredentialsSuperseded`` expectation red.
+    """
     tracker, url = guided_tracker.tracker, tracker_servers["uvicorn"]
     (owner,) = seed(tracker, [("acme", "eve@acme.example", "owner")]).values()
     assert ARCHIVE in listed_tools(url, owner)

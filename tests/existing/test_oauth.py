@@ -20,7 +20,6 @@ from tests.existing.conftest import Guided
 from tests.existing.harness import (
     PASSWORD,
     listed_tools,
-    needs_membership_model,
     orm,
     refusal_code,
     rpc,
@@ -30,7 +29,7 @@ from tests.project_harness import free_port
 from tests.tenancy.oauth.browser import chromium, require_chromium, sign_in_and_consent
 from tests.tenancy.oauth.test_e2e_sdk import MemoryStorage
 
-pytestmark = [needs_membership_model, pytest.mark.e2e, pytest.mark.slow]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 FAY = "fay@acme.example"  # owner of acme, signs in only here
 
@@ -92,11 +91,6 @@ def signed_in(guided_tracker: Guided, tracker_servers: dict[str, str]) -> Iterat
     yield asyncio.run(_sign_in(tracker_servers["uvicorn"]))
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="waiting: tenancy.oauth's consent page sends people to its own sign-in page, not to "
-    "settings.LOGIN_URL (allauth's)",
-)
 def test_the_person_signs_in_on_the_projects_own_login_page(
     signed_in: dict[str, Any], tracker_servers: dict[str, str]
 ) -> None:

@@ -5,9 +5,6 @@ from __future__ import annotations
 import re
 
 from tests.existing.conftest import Guided
-from tests.existing.harness import needs_membership_model
-
-pytestmark = needs_membership_model
 
 # Every test of the team's own suite (accounts/, orgs/, projects/ tests.py), by module.
 OWN_TESTS = {"accounts.tests": 9, "orgs.tests": 3, "projects.tests": 10}

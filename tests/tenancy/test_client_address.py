@@ -10,8 +10,8 @@ from tests.mutations import mutation
 
 
 def _address(peer: str | None, forwarded: str | None = None) -> str:
-    meta = {} if forwarded is None else {"HTTP_X_FORWARDED_FOR": forwarded}
-    request = RequestFactory().get("/", **meta)
+    headers = {} if forwarded is None else {"X-Forwarded-For": forwarded}
+    request = RequestFactory().get("/", headers=headers)
     if peer is None:
         del request.META["REMOTE_ADDR"]
     else:
