@@ -162,7 +162,7 @@ from shop.settings import BASE_DIR, INSTALLED_APPS
 
 INSTALLED_APPS = [*INSTALLED_APPS, "a2a_tools", "oauth2_provider", "tenancy.oauth"]
 OAUTH2_PROVIDER = oauth2_provider_settings()
-LOGIN_URL = "oauth2_provider:sign-in"
+TENANCY_OAUTH_SIGN_IN = "toolkit"  # the shop has no login of its own
 ROOT_URLCONF = "shop.urls_installed"
 STATIC_ROOT = BASE_DIR / "collected-static"
 '''

@@ -1,0 +1,182 @@
+"""Every endpoint of ``tenancy`` and ``tenancy.oauth``, fuzzed: never a 5xx.
+
+The endpoints are listed from the URL resolver (every route whose view lives in ``tenancy``),
+so a new one is fuzzed without anyone remembering to add it. Each example sends one request:
+a method the route may or may not allow, a query string, a form or JSON body (field names the
+endpoints read, and others), ``Authorization`` and ``Content-Type`` headers, path parameters —
+built from text as it comes and from the strings no store can keep (NUL, lone surrogates,
+sent as the bytes a client would put on the wire), signed in or not. The answer is whatever
+the endpoint decides, as long as it is not a server error.
+
+Bounded for CI: ``CLUCK_FUZZ_EXAMPLES`` examples per route (default 25), derandomized
+(``CLUCK_FUZZ_RANDOM=1`` to explore).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from typing import Any
+from urllib.parse import quote, urlencode
+
+import pytest
+from django.test import Client
+from django.urls import URLPattern, URLResolver, get_resolver
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from tests.factories import MembershipFactory
+
+pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
+
+EXAMPLES = int(os.environ.get("CLUCK_FUZZ_EXAMPLES", "25"))
+DERANDOMIZE = os.environ.get("CLUCK_FUZZ_RANDOM") != "1"
+
+FIELDS = [
+    "grant_type", "client_id", "client_secret", "code", "code_verifier", "redirect_uri",
+    "refresh_token", "username", "password", "scope", "resource", "token", "token_type_hint",
+    "response_type", "state", "code_challenge", "code_challenge_method", "prompt", "nonce",
+    "client_name", "redirect_uris", "grant_types", "response_types", "client_uri", "logo_uri",
+    "token_endpoint_auth_method", "software_id", "contacts", "membership", "allow", "next",
+    "email", "tenantCode", "farmCode", "name", "expiresInDays", "csrfmiddlewaretoken",
+]  # fmt: skip
+VALUES = [
+    "authorization_code", "refresh_token", "password", "client_credentials", "code", "S256",
+    "plain", "none", "mcp:read mcp:write", "http://127.0.0.1:33418/callback",
+    "http://testserver/mcp", "https://evil.example/landing", "com.example.app:/cb",
+    "owner@sunrise.example", "cluck-demo-password", "sunrise", "ck_pat_" + "x" * 43,
+    "ck_oat_" + "y" * 43, "login", "consent", "true", "1", "-1", "9" * 30,
+]  # fmt: skip
+# Text as it comes, and what no store can keep (NUL, a lone surrogate), and long ones.
+text = (
+    st.text(max_size=12)
+    | st.sampled_from(["", "a\x00b", "\x00", "x\ud800", "\udfff", "t" * 300])
+    | st.sampled_from(VALUES)
+)
+keys = st.sampled_from(FIELDS) | text
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(min_value=-(2**40), max_value=2**40) | text,
+    lambda children: st.lists(children, max_size=3) | st.dictionaries(keys, children, max_size=3),
+    max_leaves=8,
+)
+pairs = st.lists(st.tuples(keys, text), max_size=6)
+authorization = st.none() | st.sampled_from(
+    [
+        "Bearer",
+        "Bearer ck_pat_" + "x" * 43,
+        "Bearer ck_oat_" + "z" * 43,
+        "Bearer eyJhbGciOiJub25lIn0.e30.",
+        "Basic dXNlcjpwdw==",
+        "Basic !!!",
+        "Session abc",
+    ]
+)
+content_type = st.sampled_from(
+    ["application/x-www-form-urlencoded", "application/json", "text/plain", "multipart/form-data"]
+)
+METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+
+
+def _wire(value: str) -> str:
+    """``value`` percent-encoded as a client sends it: a lone surrogate as its raw bytes."""
+    return quote(value, safe="", encoding="utf-8", errors="surrogatepass")
+
+
+def _query(items: list[tuple[str, str]]) -> str:
+    return urlencode(
+        items, quote_via=lambda s, safe, enc, err: quote(s, safe, "utf-8", "surrogatepass")
+    )
+
+
+def _routes() -> list[tuple[str, Any]]:
+    found: list[tuple[str, Any]] = []
+
+    def walk(patterns: Any, prefix: str) -> None:
+        for pattern in patterns:
+            if isinstance(pattern, URLResolver):
+                walk(pattern.url_patterns, prefix + str(pattern.pattern))
+            elif isinstance(pattern, URLPattern):
+                module = getattr(pattern.callback, "__module__", "") or ""
+                if module == "tenancy" or module.startswith("tenancy."):
+                    found.append((prefix + str(pattern.pattern), pattern.callback))
+
+    walk(get_resolver().url_patterns, "")
+    return found
+
+
+ROUTES = sorted({route for route, _ in _routes()})
+PARAMETER = re.compile(r"<(?:(\w+):)?(\w+)>")
+
+
+def test_the_routes_are_found():
+    """The resolver holds tenancy's REST views and the OAuth server's endpoints."""
+    assert {"oauth/token/", "oauth/register/", "oauth/authorize/"} <= set(ROUTES)
+    assert any(route.endswith("auth/login/") for route in ROUTES)
+    assert any(route.endswith("me/tokens/") for route in ROUTES)
+
+
+def _path(route: str, values: list[str]) -> str:
+    filled = iter(values)
+
+    def fill(match: re.Match[str]) -> str:
+        value = next(filled, "1")
+        if match.group(1) == "int":
+            return str(abs(hash(value)) % 1000)
+        return _wire(value) or "x"
+
+    return "/" + PARAMETER.sub(fill, route.lstrip("^").rstrip("$"))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("route", ROUTES)
+@settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=DERANDOMIZE,
+    database=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    method=st.sampled_from(METHODS),
+    query=pairs,
+    form=pairs,
+    json_body=st.none() | st.dictionaries(keys, json_values, max_size=6),
+    content=content_type,
+    bearer=authorization,
+    path_values=st.lists(text, min_size=1, max_size=2),
+    signed_in=st.booleans(),
+)
+def test_an_endpoint_never_answers_a_server_error(
+    route: str,
+    method: str,
+    query: list[tuple[str, str]],
+    form: list[tuple[str, str]],
+    json_body: dict[str, Any] | None,
+    content: str,
+    bearer: str | None,
+    path_values: list[str],
+    signed_in: bool,
+) -> None:
+    client = Client(raise_request_exception=False)
+    if signed_in:
+        client.force_login(_member().user)
+    path = _path(route, path_values)
+    if query:
+        path += "?" + _query(query)
+    if json_body is not None:
+        body = json.dumps(json_body).encode("ascii")  # lone surrogates as \ud800 escapes
+    else:
+        body = _query(form).encode("ascii")
+    headers = {} if bearer is None else {"Authorization": bearer}
+    response = client.generic(method, path, body, content_type=content, headers=headers)
+    assert response.status_code < 500, (method, path, body[:300], response.content[:500])
+
+
+_members: list[Any] = []
+
+
+def _member() -> Any:
+    if not _members or not type(_members[0]).objects.filter(pk=_members[0].pk).exists():
+        _members[:] = [MembershipFactory.create()]
+    return _members[0]
