@@ -303,6 +303,8 @@ def installed_shop(dists: Dists, tmp_path_factory: Any) -> InstalledShop:
     base = tmp_path_factory.mktemp("installed")
     venv = base / "venv"
     env = shop_env(DJANGO_SETTINGS_MODULE=SETTINGS, PATH=f"{venv / 'bin'}:{os.environ['PATH']}")
+    # Only the installed wheel: not the links to this checkout's apps other copies run.
+    env.pop("PYTHONPATH", None)
     env.pop("VIRTUAL_ENV", None)
     run([sys.executable, "-m", "venv", "--without-pip", str(venv)], base, env)
     python = str(venv / "bin" / "python")

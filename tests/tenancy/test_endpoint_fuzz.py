@@ -32,6 +32,7 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
 EXAMPLES = int(os.environ.get("CLUCK_FUZZ_EXAMPLES", "25"))
 DERANDOMIZE = os.environ.get("CLUCK_FUZZ_RANDOM") != "1"
+CLIENT = "fuzz-public-client"
 
 FIELDS = [
     "grant_type", "client_id", "client_secret", "code", "code_verifier", "redirect_uri",
@@ -61,6 +62,63 @@ json_values = st.recursive(
     max_leaves=8,
 )
 pairs = st.lists(st.tuples(keys, text), max_size=6)
+POISON = ["a\x00b", "\x00", "x\ud800", "\udfff"]
+# A plausible request — the fields the endpoints read, with values that take it past their
+# first checks (a registered public client, a grant type served) — with one field poisoned:
+# how a NUL reaches the database deep in a flow. Beside it, junk.
+PLAUSIBLE: dict[str, Any] = {
+    "grant_type": st.sampled_from(["authorization_code", "refresh_token", "password"]),
+    "client_id": st.just(CLIENT),
+    "code": st.just("c0de"),
+    "code_verifier": st.just("v" * 43),
+    "redirect_uri": st.just("http://127.0.0.1:33418/callback"),
+    "refresh_token": st.just("ck_ort_" + "r" * 43),
+    "username": st.just("owner@sunrise.example"),
+    "password": st.just("cluck-demo-password"),
+    "scope": st.just("mcp:read mcp:write"),
+    "resource": st.just("http://testserver/mcp"),
+    "token": st.just("ck_oat_" + "y" * 43),
+    "response_type": st.just("code"),
+    "state": st.just("st4te"),
+    "code_challenge": st.just("c" * 43),
+    "code_challenge_method": st.just("S256"),
+    "prompt": st.sampled_from(["none", "login", "consent"]),
+    "client_name": st.just("Fuzz client"),
+    "redirect_uris": st.just(["http://127.0.0.1:33418/callback"]),
+    "grant_types": st.just(["authorization_code", "refresh_token"]),
+    "response_types": st.just(["code"]),
+    "token_endpoint_auth_method": st.just("none"),
+    "email": st.just("owner@sunrise.example"),
+    "tenantCode": st.just("sunrise"),
+    "farmCode": st.just("sunrise"),
+    "name": st.just("laptop"),
+    "expiresInDays": st.just("30"),
+}
+
+
+@st.composite
+def plausible_with_one_poisoned(draw: Any) -> dict[str, Any]:
+    found = {name: draw(value) for name, value in PLAUSIBLE.items()}
+    poisoned = draw(st.sampled_from(sorted(PLAUSIBLE)))
+    poison = draw(st.sampled_from(POISON))
+    found[poisoned] = [poison] if isinstance(found[poisoned], list) else poison
+    return found
+
+
+fields = plausible_with_one_poisoned() | st.fixed_dictionaries(
+    {}, optional={f: PLAUSIBLE.get(f, text) for f in FIELDS}
+)
+
+
+def _flat(found: dict[str, Any], extra: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    flat = [
+        (k, str(v))
+        for k, value in found.items()
+        for v in (value if isinstance(value, list) else [value])
+    ]
+    return flat + extra
+
+
 authorization = st.none() | st.sampled_from(
     [
         "Bearer",
@@ -76,6 +134,7 @@ content_type = st.sampled_from(
     ["application/x-www-form-urlencoded", "application/json", "text/plain", "multipart/form-data"]
 )
 METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE"]
+method_of = st.sampled_from(["GET", "POST"]) | st.sampled_from(METHODS)
 
 
 def _wire(value: str) -> str:
@@ -138,11 +197,13 @@ def _path(route: str, values: list[str]) -> str:
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
 @given(
-    method=st.sampled_from(METHODS),
+    method=method_of,
     query=pairs,
+    query_fields=fields,
     form=pairs,
-    json_body=st.none() | st.dictionaries(keys, json_values, max_size=6),
-    content=content_type,
+    form_fields=fields,
+    json_body=st.none() | st.dictionaries(keys, json_values, max_size=6) | fields,
+    content=st.none() | content_type,
     bearer=authorization,
     path_values=st.lists(text, min_size=1, max_size=2),
     signed_in=st.booleans(),
@@ -151,26 +212,49 @@ def test_an_endpoint_never_answers_a_server_error(
     route: str,
     method: str,
     query: list[tuple[str, str]],
+    query_fields: dict[str, Any],
     form: list[tuple[str, str]],
+    form_fields: dict[str, Any],
     json_body: dict[str, Any] | None,
-    content: str,
+    content: str | None,
     bearer: str | None,
     path_values: list[str],
     signed_in: bool,
 ) -> None:
+    _registered_client()
     client = Client(raise_request_exception=False)
     if signed_in:
         client.force_login(_member().user)
     path = _path(route, path_values)
+    query = _flat(query_fields, query)
     if query:
         path += "?" + _query(query)
     if json_body is not None:
         body = json.dumps(json_body).encode("ascii")  # lone surrogates as \ud800 escapes
+        content = content or "application/json"
     else:
-        body = _query(form).encode("ascii")
+        body = _query(_flat(form_fields, form)).encode("ascii")
+        content = content or "application/x-www-form-urlencoded"
     headers = {} if bearer is None else {"Authorization": bearer}
     response = client.generic(method, path, body, content_type=content, headers=headers)
     assert response.status_code < 500, (method, path, body[:300], response.content[:500])
+
+
+def _registered_client() -> None:
+    """The public client ``CLIENT`` names, registered once per test (the database is emptied
+    between tests)."""
+    from oauth2_provider.models import get_application_model
+
+    model = get_application_model()
+    if not model.objects.filter(client_id=CLIENT).exists():
+        model.objects.create(
+            client_id=CLIENT,
+            name="Fuzz client",
+            client_type=model.CLIENT_PUBLIC,
+            authorization_grant_type=model.GRANT_AUTHORIZATION_CODE,
+            redirect_uris="http://127.0.0.1:33418/callback",
+            client_secret="",
+        )
 
 
 _members: list[Any] = []
