@@ -48,9 +48,9 @@ def test_the_toolkit_has_migrations_to_scan() -> None:
 
 @mutation(
     "tenancy/migrations/0001_initial.py",
-    find="        migrations.swappable_dependency(settings.AUTH_USER_MODEL),\n    ]",
+    find="        migrations.swappable_dependency(settings.TENANCY_MEMBERSHIP_MODEL),\n    ]",
     replace=(
-        "        migrations.swappable_dependency(settings.AUTH_USER_MODEL),\n"
+        "        migrations.swappable_dependency(settings.TENANCY_MEMBERSHIP_MODEL),\n"
         '        ("cluck", "0001_initial"),\n'
         "    ]"
     ),

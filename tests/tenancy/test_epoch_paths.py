@@ -61,8 +61,8 @@ def test_a_role_changed_in_the_admin_ends_the_old_tokens() -> None:
 
 @mutation(
     "tenancy/models.py",
-    find='_EPOCH_ATTNAMES = ("user_id", "tenant_id", "roles", "disabled_at")',
-    replace='_EPOCH_ATTNAMES = ("roles",)',
+    find='        names = (cls.USER_FIELD, cls.TENANT_FIELD, cls.ROLE_FIELD, "disabled_at")',
+    replace="        names = (cls.ROLE_FIELD,)",
 )
 def test_re_enabling_a_membership_does_not_revive_its_tokens() -> None:
     """Mutation: compare only ``roles`` in ``Membership.save`` → red."""

@@ -217,9 +217,9 @@ def test_an_unknown_client_at_the_token_endpoint_is_401_invalid_client():
 
 @mutation(
     "tenancy/oauth/validators.py",
-    find='Membership.objects.select_related("user", "tenant").filter(pk=membership_id).first()',
+    find="with_user_and_tenant(memberships()).filter(pk=membership_id).first()",
     replace=(
-        'Membership.objects.select_related("user", "tenant")'
+        "with_user_and_tenant(memberships())"
         '.filter(user_id=getattr(request.user, "pk", None)).order_by("pk").first()'
     ),
 )
