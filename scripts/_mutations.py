@@ -49,7 +49,7 @@ from tests.mutations import Move, Mutation, NoLongerApplies, plan, recorded  # n
 
 # Ignored but needed by guards: Node 22 and its clients, the mcp 1.x client venv.
 SHARED_DIRS = ("var/node", "var/clients-mcp1", "clients/node/node_modules")
-REUSABLE_APPS = ("tenancy", "idempotency", "mcp_tools")
+REUSABLE_APPS = ("tenancy", "idempotency", "mcp_tools", "a2a_tools")
 # Guard runs load only the pytest plugins they use (PYTEST_DISABLE_PLUGIN_AUTOLOAD): importing
 # the others (faker, xdist, anyio...) was most of a single guard's start-up; hypothesis's and
 # schemathesis's only where the guard's module names the library.
