@@ -470,13 +470,17 @@ def test_loopback_redirects_match_on_any_port_and_nothing_else_does(registered, 
         "farm-client.example"
     ):
         # Registration refuses it up front now; an operator could still enter one by hand.
-        client_id = get_application_model().objects.create(
-            client_type="public",
-            authorization_grant_type="authorization-code",
-            redirect_uris=registered,
-            client_secret="",
-            hash_client_secret=False,
-        ).client_id
+        client_id = (
+            get_application_model()
+            .objects.create(
+                client_type="public",
+                authorization_grant_type="authorization-code",
+                redirect_uris=registered,
+                client_secret="",
+                hash_client_secret=False,
+            )
+            .client_id
+        )
     else:
         client_id = register(Client(), redirect_uris=[registered])
     _, challenge = pkce()
