@@ -129,7 +129,8 @@ def test_a_password_change_invalidates_the_token_on_the_next_request(member_clie
         find="            disabled_at=membership.disabled_at\n        )",
         replace=(
             "            disabled_at=membership.disabled_at, "
-            'credential_epoch=F("credential_epoch")\n        )"
+            'credential_epoch=F("credential_epoch")\n'
+            "        )"
         ),
     ),
 )
