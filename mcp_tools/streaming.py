@@ -13,8 +13,8 @@ When (and only when) all of these hold, a ``tools/call`` answers with ``text/eve
    and the answer is JSON).
 
 The stream is that one request's: no ``Mcp-Session-Id``, no event ids, no resumption, no
-server-to-client requests. It ends with the JSON-RPC response. Closing it cancels nothing
-server-side (the tool finishes within its deadline), but nobody waits for it.
+server-to-client requests. It ends with the JSON-RPC response. Closing it cancels the call
+(``mcp_tools.cancellation``): the tool stops at its next checkpoint and its slot is freed.
 """
 
 from __future__ import annotations
@@ -106,10 +106,15 @@ def stream(
     """The SSE events: ``first``, the rest, then the JSON-RPC response ``finish`` makes."""
 
     async def events() -> AsyncIterator[bytes]:
-        yield sse(first)
-        async for message in channel.rest(call):
-            yield sse(message)
-        yield sse(await finish())
+        try:
+            yield sse(first)
+            async for message in channel.rest(call):
+                yield sse(message)
+            yield sse(await finish())
+        finally:
+            # Closed before its end: the client went away (Django cancels the sending on
+            # http.disconnect and closes this iterator). That cancels the call.
+            call.cancel()
 
     return StreamReply(events())
 
