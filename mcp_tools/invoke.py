@@ -12,16 +12,17 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
 from mcp_types import CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY
 from mcp_types.jsonrpc import INVALID_PARAMS
 
-from mcp_tools import calls, conf, requeststate, streaming, surfaces
+from mcp_tools import calls, cancellation, conf, requeststate, streaming, surfaces
 from mcp_tools.exchange import (
     LOG_LEVELS,
+    CallCancelled,
     ClientCapabilityMissing,
     ContinueAsTask,
     Exchange,
@@ -59,7 +60,12 @@ class StateRefused:
     reason: str
 
 
-Outcome = Done | NeedsInput | NeedsCapability | ToTask | StateRefused | calls.BoundError
+@dataclass(frozen=True)
+class Cancelled:
+    """The call was cancelled (``mcp_tools.cancellation``) while its request still waits."""
+
+
+Outcome = Done | NeedsInput | NeedsCapability | ToTask | StateRefused | Cancelled | calls.BoundError
 
 
 @dataclass
@@ -144,6 +150,8 @@ def guarded(
                 return StateRefused(refused.reason)
         try:
             return Done(work())
+        except CallCancelled:
+            return Cancelled()
         except InputRequired as needed:
             return NeedsInput(needed.requests)
         except ClientCapabilityMissing as missing:
@@ -162,32 +170,49 @@ async def execute(
     finish: Callable[[Outcome], Reply],
     *,
     streamable: bool,
+    cancel_key: cancellation.Key | None = None,
 ) -> Reply | StreamReply:
-    """Run ``job`` bounded; answer JSON, or a stream if the call reports before it returns."""
+    """Run ``job`` bounded; answer JSON, or a stream if the call reports before it returns.
+
+    When the client goes away (Django cancels the view, or the stream's iteration) the call is
+    cancelled with it (``calls.run_bounded``: the tool is told, the slot freed). ``cancel_key``
+    also lets a handshake-era ``notifications/cancelled`` cancel it; its request is then
+    answered -32800.
+    """
     channel = None
     if streamable and (exchange.progress_token is not None or exchange.log_level is not None):
         channel = streaming.Channel(asyncio.get_running_loop())
         exchange.sink = channel.put
-    call = asyncio.ensure_future(calls.run_bounded(job))
+    call = asyncio.ensure_future(calls.run_bounded(job, on_cancel=exchange.cancel))
     call.add_done_callback(_retrieve)
-    if channel is not None:
-        first = await channel.first(call)
-        if first is not None:
+    cancellation.register(cancel_key, call)
+    try:
+        if channel is not None:
+            first = await channel.first(call)
+            if first is not None:
 
-            async def final() -> bytes:
-                body = finish(await _outcome(call)).body
-                assert body is not None
-                return body
+                async def final() -> bytes:
+                    body = finish(await _outcome(call)).body
+                    assert body is not None
+                    return body
 
-            return streaming.stream(channel, first, call, final)
-    return finish(await _outcome(call))
+                return streaming.stream(channel, first, call, final)
+        return finish(await _outcome(call))
+    except asyncio.CancelledError:
+        call.cancel()  # the client went away: nobody will read the answer
+        raise
 
 
-async def _outcome(call: Awaitable[Outcome]) -> Outcome:
+async def _outcome(call: asyncio.Future[Outcome]) -> Outcome:
     try:
         return await call
     except calls.BoundError as bound:
         return bound
+    except asyncio.CancelledError:
+        current = asyncio.current_task()
+        if call.cancelled() and current is not None and not current.cancelling():
+            return Cancelled()  # by notifications/cancelled; this request still waits
+        raise
 
 
 def input_required(
@@ -222,6 +247,8 @@ def shared_reply(
     a question for the client); ``None``: the outcome is the caller's to answer."""
     if isinstance(outcome, calls.BoundError):
         return bound_refusal(era, rid, outcome)
+    if isinstance(outcome, Cancelled):
+        return error(era, rid, cancellation.REQUEST_CANCELLED, "Request cancelled")
     if isinstance(outcome, StateRefused):
         return error(era, rid, INVALID_PARAMS, "Invalid request state", {"reason": outcome.reason})
     if isinstance(outcome, NeedsInput):

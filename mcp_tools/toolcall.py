@@ -18,7 +18,17 @@ from mcp_types import methods as wire_methods
 from mcp_types.jsonrpc import INVALID_PARAMS, MISSING_REQUIRED_CLIENT_CAPABILITY
 from pydantic import ValidationError
 
-from mcp_tools import _jsonrpc, calls, invoke, observability, raw, requeststate, scopes, tasks
+from mcp_tools import (
+    _jsonrpc,
+    calls,
+    cancellation,
+    invoke,
+    observability,
+    raw,
+    requeststate,
+    scopes,
+    tasks,
+)
 from mcp_tools.context import CallContext
 from mcp_tools.exchange import ContinueAsTask
 from mcp_tools.factories import ToolFactorySpec
@@ -149,7 +159,11 @@ async def call_tool(
 
         job = invoke.guarded(build_and_run, inputs)
         return await invoke.execute(
-            exchange, job, _finisher(era, rid, catalogue, binding, exchange), streamable=streamable
+            exchange,
+            job,
+            _finisher(era, rid, catalogue, binding, exchange),
+            streamable=streamable,
+            cancel_key=_cancel_key(era, ctx, rid),
         )
 
     def to_task() -> Any:
@@ -170,7 +184,15 @@ async def call_tool(
 
     job = invoke.guarded(work, inputs, on_task=to_task)
     finish = _finisher(era, rid, catalogue, binding, exchange)
-    return await invoke.execute(exchange, job, finish, streamable=streamable)
+    return await invoke.execute(
+        exchange, job, finish, streamable=streamable, cancel_key=_cancel_key(era, ctx, rid)
+    )
+
+
+def _cancel_key(era: Era, ctx: CallContext, rid: Any) -> cancellation.Key | None:
+    """Handshake era: ``notifications/cancelled`` from the same member may cancel the call
+    (2026-07-28 cancels only by closing the stream)."""
+    return None if era.modern else cancellation.key(ctx.tenant_id, ctx.user_id, rid)
 
 
 def _finisher(

@@ -20,7 +20,7 @@ from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
 
 from idempotency import handles_own_idempotency
-from mcp_tools import _jsonrpc, conf, observability, protocol, streaming
+from mcp_tools import _jsonrpc, cancellation, conf, observability, protocol, streaming
 from mcp_tools.calls import FORBIDDEN, RATE_LIMITED, UNAUTHENTICATED
 from mcp_tools.context import CallContext, request_in_flight
 from mcp_tools.exceptions import CallContextRefusedError, UnknownSurfaceError
@@ -190,6 +190,10 @@ async def mcp_view(request: HttpRequest) -> HttpResponseBase:
             refused = protocol.modern_notification(era, message)
             if refused is not None:
                 return _json(refused.status, refused.body)
+        elif message.method == "notifications/cancelled":
+            # Only this member's own call, and only on this process (mcp_tools.cancellation).
+            actor = getattr(request, "actor", None)
+            cancellation.cancel_notified(tenant.id, getattr(actor, "user_id", None), message.params)
         return HttpResponse(status=202)
     if message.kind == "response":
         # Handshake-era clients may post responses (we never send requests, so there is

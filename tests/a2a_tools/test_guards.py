@@ -296,7 +296,7 @@ def _wait_for(condition: Any, timeout: float = 10.0) -> None:
 @mutation(
     Edit(
         "mcp_tools/calls.py",
-        find="            close_old_connections()\n            slots.release()\n",
+        find="            close_old_connections()\n            hold.returned()\n",
         replace="            close_old_connections()\n",
     ),
     Edit(
@@ -304,15 +304,21 @@ def _wait_for(condition: Any, timeout: float = 10.0) -> None:
         find=(
             "        return await "
             "asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), timeout)\n"
-            "    except TimeoutError:\n"
         ),
         replace=(
             "        result = await "
             "asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), timeout)\n"
             "        slots.release()\n"
             "        return result\n"
+        ),
+    ),
+    Edit(
+        "mcp_tools/calls.py",
+        find="    except TimeoutError:\n        observability.bound_refused(",
+        replace=(
             "    except TimeoutError:\n"
             "        slots.release()\n"
+            "        observability.bound_refused("
         ),
     ),
 )

@@ -5,6 +5,8 @@ Tiny budgets (fractions of a second) because these bounds are about time.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import threading
 import time
 
@@ -65,7 +67,7 @@ def test_a_call_beyond_the_concurrency_limit_is_overloaded(mcp_client):
 @mutation(
     Edit(
         "mcp_tools/calls.py",
-        find="            close_old_connections()\n            slots.release()\n",
+        find="            close_old_connections()\n            hold.returned()\n",
         replace="            close_old_connections()\n",
     ),
     Edit(
@@ -73,15 +75,21 @@ def test_a_call_beyond_the_concurrency_limit_is_overloaded(mcp_client):
         find=(
             "        return await "
             "asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), timeout)\n"
-            "    except TimeoutError:\n"
         ),
         replace=(
             "        result = await "
             "asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), timeout)\n"
             "        slots.release()\n"
             "        return result\n"
+        ),
+    ),
+    Edit(
+        "mcp_tools/calls.py",
+        find="    except TimeoutError:\n        observability.bound_refused(",
+        replace=(
             "    except TimeoutError:\n"
             "        slots.release()\n"
+            "        observability.bound_refused("
         ),
     ),
 )
@@ -193,3 +201,33 @@ def test_a_call_still_waiting_at_the_bound_is_overloaded_and_leaves_no_slot_behi
     controls.release.set()
     thread.join(10)
     _wait_for(lambda: calls.slots.in_use == 0)
+
+
+@mutation(
+    "mcp_tools/calls.py",
+    find="            if self.draining >= limit:\n                return False\n",
+    replace="",
+)
+@override_settings(MCP_TOOLS_MAX_CONCURRENT_CALLS=1)
+def test_a_cancelled_call_frees_its_slot_only_while_the_draining_pool_has_room():
+    """A cancelled call's slot is freed at once, its still-running thread counted as draining;
+    with the draining pool (as large as the slots) full, the next cancelled call keeps its
+    slot, so threads in use never exceed twice the limit. Both return to zero.
+
+    Mutation: drop the draining pool's bound → red (the second cancelled call frees a slot
+    too: three threads for a limit of one).
+    """
+
+    async def cancelled_while_blocked() -> None:
+        call = asyncio.ensure_future(calls.run_bounded(lambda: controls.release.wait(10)))
+        await asyncio.sleep(0)  # it takes its slot and hands the work to a thread
+        call.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await call
+
+    asyncio.run(cancelled_while_blocked())
+    assert (calls.slots.in_use, calls.slots.draining) == (0, 1)
+    asyncio.run(cancelled_while_blocked())
+    assert (calls.slots.in_use, calls.slots.draining) == (1, 1)
+    controls.release.set()
+    _wait_for(lambda: (calls.slots.in_use, calls.slots.draining) == (0, 0))
