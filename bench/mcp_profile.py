@@ -86,7 +86,8 @@ def main() -> None:
     add_smoke_option(parser)
     options = parser.parse_args()
     if options.smoke:
-        options.requests, options.top = 3, 3
+        # Two kinds: the comparison's every step, one server (a yappi start-up) fewer.
+        options.requests, options.top, options.kinds = 3, 3, ["bare+rate", "mcp-2026"]
     n = options.requests
     results = {}
     with tempfile.TemporaryDirectory(prefix="perf_profile_") as tmp:
