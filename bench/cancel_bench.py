@@ -32,7 +32,13 @@ import httpx
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import embedded_database, seed_demo, uvicorn_server  # noqa: E402
+from bench.harness import (  # noqa: E402
+    add_smoke_option,
+    embedded_database,
+    seed_demo,
+    smoke_done,
+    uvicorn_server,
+)
 
 NAME = "cluck_production_report"
 ARGUMENTS = {"fromDate": "2023-07-01", "toDate": "2026-06-30"}  # 36 months, the most allowed
@@ -111,7 +117,10 @@ def main() -> None:
     parser.add_argument("--abandon", type=int, default=16)
     parser.add_argument("--next", type=int, default=8, dest="following")
     parser.add_argument("--rounds", type=int, default=3)
+    add_smoke_option(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.abandon, args.following, args.rounds = 2, 2, 1
     with tempfile.TemporaryDirectory(prefix="cluck-bench-") as workdir:
         with embedded_database(Path(workdir)) as database:
             env, token = seed_demo(database, "bench")
@@ -127,6 +136,8 @@ def main() -> None:
                         f"{seen['median_served_s']:.2f} s, last after "
                         f"{seen['last_served_s']:.2f} s"
                     )
+    if args.smoke:
+        smoke_done()
 
 
 if __name__ == "__main__":
