@@ -49,6 +49,7 @@ from tenancy.markers import handles_own_transactions, ignores_ambient_credential
 from tenancy.members import memberships, user_lookup
 from tenancy.models import AbstractMembership
 from tenancy.oauth import conf
+from tenancy.oauth.cimd import answers_cimd_limits
 from tenancy.oauth.models import ClientAuthorization
 from tenancy.oauth.services import authorization_revoke, live_authorizations
 from tenancy.oauth.validators import MEMBERSHIP_CREDENTIAL
@@ -149,6 +150,7 @@ def _invalid_target(resource: str, credentials: dict[str, Any]) -> OAuthToolkitE
 
 @handles_own_transactions
 @ignores_ambient_credentials
+@method_decorator(answers_cimd_limits, name="dispatch")
 class ConsentView(dot.AuthorizationView):
     template_name = "tenancy_oauth/consent.html"
     form_class = ConsentForm
@@ -288,12 +290,14 @@ class ProtectedResourceMetadataView(dot.OAuthProtectedResourceMetadataView):
 
 @handles_own_transactions
 @ignores_ambient_credentials
+@method_decorator(answers_cimd_limits, name="dispatch")
 class TokenView(dot.TokenView):
     pass
 
 
 @handles_own_transactions
 @ignores_ambient_credentials
+@method_decorator(answers_cimd_limits, name="dispatch")
 class RevokeTokenView(dot.RevokeTokenView):
     pass
 
