@@ -85,7 +85,7 @@ if not SECRET_KEY:
     SECRET_KEY = _installation_secret_key(SECRET_KEY_FILE)
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "cluck.apps.CluckAdminConfig",  # django.contrib.admin, sign-in budgeted (cluck/admin_site.py)
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -206,6 +206,9 @@ SILENCED_SYSTEM_CHECKS = ["django_ratelimit.W001"]
 # Test runs (and the servers they start) hash passwords fast; never set this in production.
 if _env_bool("CLUCK_FAST_PASSWORD_HASHER", False):
     PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+# POSTs to /admin/login/ per client address (each wrong password costs a password hash).
+CLUCK_ADMIN_LOGIN_RATE = os.environ.get("CLUCK_ADMIN_LOGIN_RATE", "10/m")
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
