@@ -39,7 +39,6 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 import urllib3
-from django.http import HttpResponse, JsonResponse
 from django_ratelimit.core import get_usage
 from django_ratelimit.exceptions import Ratelimited
 from oauth2_provider import cimd
@@ -47,7 +46,8 @@ from oauth2_provider.models import get_application_model
 from oauth2_provider.settings import oauth2_settings
 
 from tenancy.addresses import client_address
-from tenancy.oauth import conf
+from tenancy.events import rate_limited
+from tenancy.oauth import conf, limits
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 ADDRESS_GROUP: Final = "tenancy_oauth.cimd_first_sight"
@@ -62,8 +62,9 @@ class CIMDFirstSightLimitedError(Ratelimited):
     A ``Ratelimited`` (403 under plain Django); ``answers_cimd_limits`` makes it a 429.
     """
 
-    def __init__(self, retry_after: int) -> None:
+    def __init__(self, *, group: str, retry_after: int) -> None:
         super().__init__("too many new client_id URLs")
+        self.group = group
         self.retry_after = max(int(retry_after), 1)
 
 
@@ -88,7 +89,8 @@ class FirstSightBudget:
     django-oauth-toolkit asks it right before it would fetch (``resolve_cimd_application``), with
     the oauthlib request, whose ``headers`` are the Django request's ``META``. Always permits;
     over a budget it raises ``CIMDFirstSightLimitedError`` instead, so the refusal can be a 429
-    rather than an indistinguishable ``invalid_client``.
+    (``limits.too_many``, as every other limit of the authorization server) rather than an
+    indistinguishable ``invalid_client``.
     """
 
     def has_permission(self, request: Any, client_id: str) -> bool:
@@ -106,21 +108,8 @@ class FirstSightBudget:
             usage = get_usage(counted, group=group, key=key, rate=rate, increment=True)
             if usage is not None and usage["should_limit"]:
                 security_logger.info("CIMD first sight refused over %s", group)
-                raise CIMDFirstSightLimitedError(retry_after=usage["time_left"])
+                raise CIMDFirstSightLimitedError(group=group, retry_after=usage["time_left"])
         return True
-
-
-def cimd_limited_response(limited: CIMDFirstSightLimitedError) -> HttpResponse:
-    response = JsonResponse(
-        {
-            "error": "temporarily_unavailable",
-            "error_description": "Too many new client_id URLs; retry later.",
-        },
-        status=429,
-    )
-    response["Retry-After"] = str(limited.retry_after)
-    response["Cache-Control"] = "no-store"
-    return response
 
 
 def answers_cimd_limits(view: Callable[..., Any]) -> Callable[..., Any]:
@@ -132,7 +121,8 @@ def answers_cimd_limits(view: Callable[..., Any]) -> Callable[..., Any]:
         try:
             return view(request, *args, **kwargs)
         except CIMDFirstSightLimitedError as limited:
-            return cimd_limited_response(limited)
+            rate_limited.send(sender=FirstSightBudget, request=request, group=limited.group)
+            return limits.too_many(limited.retry_after)
 
     return wrapped
 
