@@ -1,13 +1,14 @@
 """``/api/schema/`` served from memory.
 
-The document, generated once per process and rendered once per format and language.
+The document, generated once per process and rendered once per format.
 
 Generating the document walks every route and serializer (about 35 ms of CPU here, and
 12 ms more to render YAML) and answered anyone who asked, signed in or not. It depends only
-on the code, so each process keeps what it rendered until it exits. The key is bounded: the
-renderer (four) and a language from ``settings.LANGUAGES``; any other ``lang`` is ignored, as
-is ``?version=`` (this API has no versioning), so no query string makes a new entry or
-puts its own text into the document others are served.
+on the code, so each process keeps what it rendered until it exits, one entry per renderer
+(four). ``?lang=`` and ``?version=`` are ignored (the API's text is English only, and it has no
+versioning; drf-spectacular's own view honours both, and Django knows about a hundred
+languages): no query string makes a new entry or puts its own text into the document others
+are served.
 
 (A module of its own: ``drf_spectacular.views`` imports ``cluck.api.schema``'s generator when
 it loads.)
@@ -15,14 +16,11 @@ it loads.)
 
 from __future__ import annotations
 
-import contextlib
 from typing import Any, ClassVar
 
-from django.conf import settings
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 from django.http import HttpResponse
-from django.utils import translation
 from drf_spectacular.utils import extend_schema
 from drf_spectacular.views import SCHEMA_KWARGS, SpectacularAPIView
 
@@ -31,30 +29,26 @@ class CachedSchemaView(SpectacularAPIView):
     # The schema describes this endpoint with drf-spectacular's own words.
     __doc__ = SpectacularAPIView.__doc__
 
-    _rendered: ClassVar[dict[tuple[type, str | None], tuple[bytes, str, str]]] = {}
+    _rendered: ClassVar[dict[type, tuple[bytes, str, str]]] = {}
 
     @extend_schema(**SCHEMA_KWARGS)
     def get(self, request: Any, *args: Any, **kwargs: Any) -> HttpResponse:
-        lang = request.GET.get("lang")
-        language = lang if settings.USE_I18N and lang in dict(settings.LANGUAGES) else None
         renderer = request.accepted_renderer
-        key = (type(renderer), language)
-        cached = self._rendered.get(key)
+        cached = self._rendered.get(type(renderer))
         if cached is None:
-            with translation.override(language) if language else contextlib.nullcontext():
-                generator = self.generator_class(
-                    urlconf=self.urlconf, api_version=self.api_version, patterns=self.patterns
-                )
-                data = generator.get_schema(request=request, public=self.serve_public)
-                content_type = renderer.media_type + (
-                    f"; charset={renderer.charset}" if renderer.charset else ""
-                )
-                cached = (
-                    renderer.render(data, renderer.media_type, self.get_renderer_context()),
-                    content_type,
-                    self._get_filename(request, self.api_version),
-                )
-            self._rendered[key] = cached
+            generator = self.generator_class(
+                urlconf=self.urlconf, api_version=self.api_version, patterns=self.patterns
+            )
+            data = generator.get_schema(request=request, public=self.serve_public)
+            content_type = renderer.media_type + (
+                f"; charset={renderer.charset}" if renderer.charset else ""
+            )
+            cached = (
+                renderer.render(data, renderer.media_type, self.get_renderer_context()),
+                content_type,
+                self._get_filename(request, self.api_version),
+            )
+            self._rendered[type(renderer)] = cached
         body, content_type, filename = cached
         return HttpResponse(
             body,

@@ -16,7 +16,7 @@ from tests.mutations import mutation
 
 
 @mutation(
-    "cluck/api/schema_view.py", find="cached = self._rendered.get(key)", replace="cached = None"
+    "cluck/api/schema_view.py", find="cached = self._rendered.get(type(renderer))", replace="cached = None"
 )
 def test_the_api_schema_is_generated_once_per_process_whatever_the_query_string() -> None:
     """Mutation: look nothing up in the rendered cache → red (generated per request)."""
