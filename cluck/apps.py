@@ -1,5 +1,13 @@
 from django.apps import AppConfig
 from django.conf import settings
+from django.contrib.admin import apps as admin_apps
+
+
+class CluckAdminConfig(admin_apps.AdminConfig):
+    """``django.contrib.admin`` with the farm's site (sign-in attempts budgeted)."""
+
+    default = False  # "cluck" itself is CluckConfig
+    default_site = "cluck.admin_site.CluckAdminSite"
 
 
 class CluckConfig(AppConfig):

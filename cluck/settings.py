@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import dj_database_url
 import django_stubs_ext
@@ -85,7 +86,7 @@ if not SECRET_KEY:
     SECRET_KEY = _installation_secret_key(SECRET_KEY_FILE)
 
 INSTALLED_APPS = [
-    "django.contrib.admin",
+    "cluck.apps.CluckAdminConfig",  # django.contrib.admin, sign-in budgeted (cluck/admin_site.py)
     "django.contrib.auth",
     "django.contrib.contenttypes",
     "django.contrib.sessions",
@@ -95,6 +96,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",  # Swagger UI and Redoc served from here, not a CDN
     "django_ratelimit",
+    "csp",  # Content-Security-Policy (CLUCK_CSP)
     "tenancy",
     # OAuth 2.1 sign-in for MCP clients (Claude connectors): django-oauth-toolkit as the
     # authorization server, tenancy.oauth as its glue to tenancy.
@@ -109,6 +111,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    "csp.middleware.CSPMiddleware",
     "mcp_tools.middleware.BodyCapMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -200,12 +203,22 @@ if _cache_url and _cache_url.startswith(("redis://", "rediss://")):
     }
     RATELIMIT_USE_CACHE = "default"
 
-# django-ratelimit warns about any backend it does not list (tenancy's counter cache included).
-SILENCED_SYSTEM_CHECKS = ["django_ratelimit.W001"]
+SILENCED_SYSTEM_CHECKS = [
+    # django-ratelimit warns about any backend it does not list (tenancy's counter cache
+    # included).
+    "django_ratelimit.W001",
+    # django-oauth-toolkit warns that http redirect URIs are allowed: they must be, for native
+    # clients' loopback callbacks (RFC 8252 §7.3), and tenancy.oauth's validator refuses every
+    # http redirect URI whose host is not loopback.
+    "oauth2_provider.W008",
+]
 
 # Test runs (and the servers they start) hash passwords fast; never set this in production.
 if _env_bool("CLUCK_FAST_PASSWORD_HASHER", False):
     PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+# POSTs to /admin/login/ per client address (each wrong password costs a password hash).
+CLUCK_ADMIN_LOGIN_RATE = os.environ.get("CLUCK_ADMIN_LOGIN_RATE", "10/m")
 
 AUTH_PASSWORD_VALIDATORS = [
     {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
@@ -249,6 +262,7 @@ SPECTACULAR_SETTINGS = {
     "ENUM_NAME_OVERRIDES": {
         "SalesOrderStatusEnum": "cluck.models.SalesOrder.Status",
         "PaymentMethodEnum": "cluck.models.Payment.Method",
+        "TokenKindEnum": "tenancy.models.AccessToken.Kind",
     },
 }
 
@@ -282,10 +296,63 @@ OAUTH2_PROVIDER = oauth2_provider_settings(
 TENANCY_OAUTH_SIGN_IN = "toolkit"
 if CLUCK_PUBLIC_URL:
     CSRF_TRUSTED_ORIGINS = [CLUCK_PUBLIC_URL]
+# The reverse proxies whose X-Forwarded-For names the client every per-address limit keys on
+# (tenancy.addresses): addresses or networks, comma-separated. Behind a proxy, without it every
+# client shares the proxy's address, and so one budget.
+TENANCY_TRUSTED_PROXIES = _env_list("TENANCY_TRUSTED_PROXIES", [])
 if _env_bool("CLUCK_TRUST_PROXY_HEADERS", False):
     # Only behind a proxy that sets these headers itself (and strips clients' copies).
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
     USE_X_FORWARDED_HOST = True
+
+# --- HTTPS (docs/deploying.md: the production environment) -----------------------------------
+# Served at an https CLUCK_PUBLIC_URL, the farm is HTTPS only: secure cookies, plain-http
+# requests redirected (the probes excepted: a load balancer asks them over http), and HSTS for a
+# year on this host and its subdomains. Each is settable by its Django name in the environment.
+_HTTPS = CLUCK_PUBLIC_URL.startswith("https://")
+SESSION_COOKIE_SECURE = _env_bool("SESSION_COOKIE_SECURE", _HTTPS)
+CSRF_COOKIE_SECURE = _env_bool("CSRF_COOKIE_SECURE", _HTTPS)
+# Behind a TLS-terminating proxy this needs CLUCK_TRUST_PROXY_HEADERS (else every request looks
+# like http and is redirected again).
+SECURE_SSL_REDIRECT = _env_bool("SECURE_SSL_REDIRECT", _HTTPS)
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
+SECURE_HSTS_SECONDS = int(os.environ.get("SECURE_HSTS_SECONDS", 365 * 24 * 3600 if _HTTPS else 0))
+SECURE_HSTS_INCLUDE_SUBDOMAINS = _env_bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", _HTTPS)
+# Preloading commits every browser to HTTPS for the domain for months: asked for, never assumed.
+SECURE_HSTS_PRELOAD = _env_bool("SECURE_HSTS_PRELOAD", False)
+if not SECURE_HSTS_PRELOAD:
+    SILENCED_SYSTEM_CHECKS.append("security.W021")
+
+# Content-Security-Policy on every response (django-csp): CLUCK_CSP is the policy as the header
+# spells it ("" sends none), CLUCK_CSP_REPORT_ONLY=1 sends it as Content-Security-Policy-Report-
+# Only. The default fits the farm's pages: no inline script anywhere (Swagger UI loads its
+# initialiser as a file), inline styles allowed (the OAuth pages, Swagger UI), never framed.
+# No form-action: the consent form's answer is a redirect to the client's own callback.
+# /api/redoc/ is exempt: Redoc starts from an inline script. So are /mcp and /a2a, whose JSON
+# no browser renders (a header fewer on the hot path).
+CLUCK_CSP = os.environ.get(
+    "CLUCK_CSP",
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; "
+    "img-src 'self' data:; font-src 'self' data:; worker-src 'self' blob:; "
+    "object-src 'none'; base-uri 'self'; frame-ancestors 'none'",
+)
+
+
+def _csp(policy: str) -> dict[str, Any] | None:
+    directives = {
+        name: sources
+        for name, *sources in (part.split() for part in policy.split(";") if part.strip())
+    }
+    if not directives:
+        return None
+    return {"EXCLUDE_URL_PREFIXES": ["/api/redoc/", "/mcp", "/a2a"], "DIRECTIVES": directives}
+
+
+if _env_bool("CLUCK_CSP_REPORT_ONLY", False):
+    CONTENT_SECURITY_POLICY = None
+    CONTENT_SECURITY_POLICY_REPORT_ONLY = _csp(CLUCK_CSP)
+else:
+    CONTENT_SECURITY_POLICY = _csp(CLUCK_CSP)
 # Test only (refused by system check tenancy_oauth.E001 on a public deployment).
 TENANCY_OAUTH_CIMD_LOOPBACK_HTTP_FOR_TESTS = _env_bool(
     "CLUCK_OAUTH_CIMD_LOOPBACK_HTTP_FOR_TESTS", False

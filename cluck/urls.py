@@ -4,7 +4,9 @@ from django.conf import settings
 from django.contrib import admin
 from django.contrib.staticfiles.views import serve as serve_static
 from django.urls import include, path, re_path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerSplitView
+
+from cluck.api.schema_view import CachedSchemaView
 
 urlpatterns = [
     # OAuth 2.1 for MCP clients: discovery, sign-in, consent, token, registration. Before
@@ -17,8 +19,15 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("tenancy.urls")),
     path("api/v1/", include("cluck.api.urls")),
-    path("api/schema/", SpectacularAPIView.as_view(), name="api-schema"),
-    path("api/docs/", SpectacularSwaggerView.as_view(url_name="api-schema"), name="api-docs"),
+    # Generated once per process, not per request (anyone may ask): cluck/api/schema_view.py
+    path("api/schema/", CachedSchemaView.as_view(), name="api-schema"),
+    # Swagger UI's initialiser as a file of its own (?script), not inline: the farm's CSP has no
+    # 'unsafe-inline' scripts.
+    path(
+        "api/docs/",
+        SpectacularSwaggerSplitView.as_view(url_name="api-schema"),
+        name="api-docs",
+    ),
     path("api/redoc/", SpectacularRedocView.as_view(url_name="api-schema"), name="api-redoc"),
 ]
 

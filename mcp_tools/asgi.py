@@ -7,18 +7,23 @@
     application = get_asgi_application()
 
 Serve it with any ASGI server (``uvicorn myproject.asgi:application --lifespan off``); it
-needs no lifespan support. Django's own ``get_asgi_application`` works too, only slower.
+needs no lifespan support. Django's own ``get_asgi_application`` works too, only slower, and
+runs no system check: this one runs those tagged ``security`` and refuses to start on an error
+(``check_before_serving``).
 """
 
 from __future__ import annotations
 
 import asyncio
 import gc
+from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
-from typing import Any
+from typing import Any, Final
 
 import django
 from asgiref.sync import iscoroutinefunction, sync_to_async
+from django.core import checks
+from django.core.exceptions import ImproperlyConfigured
 from django.core.handlers.asgi import ASGIHandler
 from django.db import close_old_connections, connections
 from django.http import HttpRequest, HttpResponseBase
@@ -34,6 +39,9 @@ from mcp_tools.middleware import (
     view_body_cap,
     wants_jsonrpc,
 )
+
+# System checks run when the application is built; an error among them refuses to start.
+START_CHECK_TAGS: Final = (checks.Tags.security,)
 
 
 class _BodyRefusedError(Exception):
@@ -201,8 +209,43 @@ class SyncMiddlewareASGIHandler(ASGIHandler):
             close_old_connections()
 
 
-def get_asgi_application() -> SyncMiddlewareASGIHandler:
+class StartupCheckError(ImproperlyConfigured):
+    """A system check of a tag checked at start-up reported an error: the server must not serve."""
+
+
+def check_before_serving(tags: Sequence[str] = START_CHECK_TAGS) -> None:
+    """Run the system checks tagged ``tags`` and raise ``StartupCheckError`` on any error.
+
+    ``manage.py runserver`` runs the system checks; an ASGI server (``uvicorn``, ``daphne``)
+    never does, so an error such as ``tenancy_oauth.E001`` (a test-only override on a public
+    host) would otherwise be served. Warnings are left to ``manage.py check --deploy``;
+    silenced ids (``SILENCED_SYSTEM_CHECKS``) stay silent. The security checks are a few
+    settings reads: start-up stays cheap.
+
+    Raises:
+        StartupCheckError: listing every error, with its id and hint.
+    """
+    if not tags:
+        return
+    errors = [
+        message
+        for message in checks.run_checks(tags=list(tags))
+        if message.is_serious() and not message.is_silenced()
+    ]
+    if errors:
+        listed = "\n".join(f"  {message}" for message in errors)
+        raise StartupCheckError(f"refusing to serve: system check errors\n{listed}")
+
+
+def get_asgi_application(
+    *, check_tags: Sequence[str] = START_CHECK_TAGS
+) -> SyncMiddlewareASGIHandler:
+    """Set Django up, run the start-up checks (``check_before_serving``), build the handler.
+
+    ``check_tags=()`` skips the checks.
+    """
     django.setup(set_prefix=False)
+    check_before_serving(check_tags)
     application = SyncMiddlewareASGIHandler()
     # Everything loaded so far (Django, the apps, the MCP SDK and its pydantic models) lives as
     # long as the process: move it out of the collector's reach, so that the full collections

@@ -36,6 +36,20 @@ DEFAULTS: dict[str, Any] = {
     # host (127.0.0.1, ::1, localhost) over plain http from that host. Off by default; system
     # check tenancy_oauth.E001 refuses it wherever the server answers for a public host.
     "CIMD_LOOPBACK_HTTP_FOR_TESTS": False,
+    # Client ID metadata documents (tenancy.oauth.cimd). First sight of a client_id URL (no
+    # application has it yet: the server fetches it and may create one) per client address,
+    # and per document path whatever its query string, in django-ratelimit syntax; over
+    # either, the OAuth endpoint answers 429 with Retry-After before anything is fetched.
+    "CIMD_FIRST_SIGHT_RATE": "20/h",
+    "CIMD_FIRST_SIGHT_PER_PATH_RATE": "10/h",
+    # Fetches in flight per process: per origin (scheme, host, port) and in all. A fetch waits
+    # at most CIMD_FETCH_SLOT_WAIT_SECONDS for a slot, then the client is unknown.
+    "CIMD_FETCHES_PER_ORIGIN": 2,
+    "CIMD_MAX_CONCURRENT_FETCHES": 10,
+    "CIMD_FETCH_SLOT_WAIT_SECONDS": 2.0,
+    # manage.py purge_cimd_clients: applications a document created and no grant or token
+    # ever used, once older than this.
+    "CIMD_UNUSED_RETENTION_HOURS": 24,
     # Who signs a signed-out user in on the consent page. "project": the project's own login
     # at settings.LOGIN_URL (allauth, MFA, SSO: whatever it enforces applies). "toolkit": this
     # sub-app's email-and-password page (/oauth/sign-in/), for a project with no login of its

@@ -76,7 +76,14 @@ def oauth2_provider_settings(
         "DCR_ENABLED": True,
         "DCR_REGISTRATION_PERMISSION_CLASSES": ("oauth2_provider.dcr.AllowAllDCRPermission",),
         "CIMD_ENABLED": True,
+        # First sight of a client_id URL is budgeted per client address and per document
+        # path (TENANCY_OAUTH_CIMD_FIRST_SIGHT_*); over budget, 429 with Retry-After.
+        "CIMD_REGISTRATION_PERMISSION_CLASSES": ("tenancy.oauth.cimd.FirstSightBudget",),
         "CIMD_METADATA_FETCHER": "tenancy.oauth.cimd.MetadataFetcher",
+        # The fetcher takes a per-origin slot with a short wait (TENANCY_OAUTH_CIMD_FETCHES_*);
+        # the toolkit's own cap, shared by every origin and never waiting, would let one slow
+        # origin turn every new client away: off.
+        "CIMD_MAX_CONCURRENT_FETCHES": 0,
         "CIMD_METADATA_MIN_AGE_SECONDS": 300,
         "CIMD_METADATA_MAX_AGE_SECONDS": 3600,
         "CIMD_FETCH_TIMEOUT_SECONDS": 5,

@@ -54,6 +54,7 @@ from tenancy.markers import handles_own_transactions, ignores_ambient_credential
 from tenancy.members import memberships, user_lookup
 from tenancy.models import AbstractMembership
 from tenancy.oauth import conf, limits, registration
+from tenancy.oauth.cimd import answers_cimd_limits
 from tenancy.oauth.inputs import unsafe_request
 from tenancy.oauth.models import ClientAuthorization
 from tenancy.oauth.services import authorization_revoke, live_authorizations
@@ -180,6 +181,7 @@ def _invalid_target(resource: str, credentials: dict[str, Any]) -> OAuthToolkitE
 
 @handles_own_transactions
 @ignores_ambient_credentials
+@method_decorator(answers_cimd_limits, name="dispatch")
 @method_decorator(never_cache, name="dispatch")
 class ConsentView(dot.AuthorizationView):
     """The authorization endpoint and its consent page.
@@ -398,6 +400,7 @@ class ProtectedResourceMetadataView(dot.OAuthProtectedResourceMetadataView):
 
 @handles_own_transactions
 @ignores_ambient_credentials
+@method_decorator(answers_cimd_limits, name="dispatch")
 class TokenView(dot.TokenView):
     """The token endpoint: NUL-free input, under both rates, then the server decides."""
 
@@ -415,6 +418,7 @@ class TokenView(dot.TokenView):
 
 @handles_own_transactions
 @ignores_ambient_credentials
+@method_decorator(answers_cimd_limits, name="dispatch")
 class RevokeTokenView(dot.RevokeTokenView):
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
         if unsafe_request(request):

@@ -107,3 +107,77 @@ def test_cluck_log_format_json_writes_each_record_as_one_json_line() -> None:
         7,
         "cluck",
     )
+
+
+def production_environment() -> dict[str, str]:
+    """The production environment docs/deploying.md lists (its ``production-env`` block)."""
+    text = (ROOT / "docs" / "deploying.md").read_text()
+    block = text.split("<!-- production-env -->", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+    environment = {}
+    for line in block.splitlines():
+        line = line.split("#", 1)[0].strip()
+        if line:
+            name, value = line.split("=", 1)
+            environment[name] = value
+    return environment
+
+
+@mutation(
+    "cluck/settings.py",
+    find='SESSION_COOKIE_SECURE = _env_bool("SESSION_COOKIE_SECURE", _HTTPS)',
+    replace='SESSION_COOKIE_SECURE = _env_bool("SESSION_COOKIE_SECURE", False)',
+)
+@mutation(
+    "cluck/settings.py",
+    find='CSRF_COOKIE_SECURE = _env_bool("CSRF_COOKIE_SECURE", _HTTPS)',
+    replace='CSRF_COOKIE_SECURE = _env_bool("CSRF_COOKIE_SECURE", False)',
+)
+@mutation(
+    "cluck/settings.py",
+    find="365 * 24 * 3600 if _HTTPS else 0",
+    replace="0",
+)
+@mutation(
+    "cluck/settings.py",
+    find='SECURE_SSL_REDIRECT = _env_bool("SECURE_SSL_REDIRECT", _HTTPS)',
+    replace='SECURE_SSL_REDIRECT = _env_bool("SECURE_SSL_REDIRECT", False)',
+)
+def test_check_deploy_is_clean_with_the_documented_production_environment() -> None:
+    """``manage.py check --deploy --fail-level WARNING`` in the environment deploying.md lists.
+    Mutations: no secure session cookie (W012), no secure CSRF cookie (W016), no HSTS (W004),
+    no https redirect (W008) by default → red."""
+    environment = production_environment()
+    assert environment["CLUCK_PUBLIC_URL"].startswith("https://")
+    # The documented secret is a placeholder; any 50+ random characters will do.
+    environment["SECRET_KEY"] = "k3" * 30 + "Zq!"
+    environment.pop("DATABASE_URL", None)  # checks never connect; sqlite stands in
+    code = (
+        "from django.core.management import call_command; "
+        "call_command('check', deploy=True, fail_level='WARNING')"
+    )
+    result = _settings_in_subprocess(code, **environment)
+    assert result.returncode == 0, result.stderr
+    assert "System check identified no issues" in result.stdout + result.stderr
+
+
+_HEADERS_OF = (
+    "from django.test import Client; r = Client().get('/oauth/sign-in/'); "
+    "print(r.get('Content-Security-Policy')); print(r.get('Content-Security-Policy-Report-Only'))"
+)
+
+
+def test_the_content_security_policy_comes_from_the_environment() -> None:
+    default = _settings_in_subprocess(_HEADERS_OF).stdout.splitlines()
+    assert "frame-ancestors 'none'" in default[0] and "script-src 'self'" in default[0]
+    assert "unsafe-inline" not in default[0].split("script-src", 1)[1].split(";", 1)[0]
+    assert default[1] == "None"
+    chosen = _settings_in_subprocess(_HEADERS_OF, CLUCK_CSP="default-src 'none'").stdout
+    assert chosen.splitlines() == ["default-src 'none'", "None"]
+    reported = _settings_in_subprocess(
+        _HEADERS_OF, CLUCK_CSP="default-src 'self'", CLUCK_CSP_REPORT_ONLY="1"
+    ).stdout
+    assert reported.splitlines() == ["None", "default-src 'self'"]
+    assert _settings_in_subprocess(_HEADERS_OF, CLUCK_CSP="").stdout.splitlines() == [
+        "None",
+        "None",
+    ]
