@@ -314,7 +314,7 @@ def test_purge_cimd_clients_deletes_only_old_cimd_applications_nothing_used() ->
         name="operator's",
     )
     Application.objects.filter(pk=manual.pk).update(created=timezone.now() - dt.timedelta(days=9))
-    membership = MembershipFactory()
+    membership: Any = MembershipFactory()
     Grant.objects.create(
         application=granted,
         user=membership.user,
