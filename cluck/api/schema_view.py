@@ -27,7 +27,7 @@ from drf_spectacular.views import SCHEMA_KWARGS, SpectacularAPIView
 
 class CachedSchemaView(SpectacularAPIView):
     # The schema describes this endpoint with drf-spectacular's own words.
-    __doc__ = SpectacularAPIView.__doc__
+    __doc__ = SpectacularAPIView.__doc__  # type: ignore[assignment]
 
     _rendered: ClassVar[dict[type, tuple[bytes, str, str]]] = {}
 

@@ -12,8 +12,9 @@ I/O and a new row for anyone who can type a URL, so:
   (``answers_cimd_limits``). A known client's periodic re-fetch is not first sight.
 - **Fetches take slots** (``MetadataFetcher``): at most ``TENANCY_OAUTH_CIMD_FETCHES_PER_ORIGIN``
   in flight per origin and ``…_MAX_CONCURRENT_FETCHES`` in all, per process, waiting at most
-  ``…_FETCH_SLOT_WAIT_SECONDS`` for one. A slow origin then holds its own two slots and no
-  one else's, and a new client waits briefly instead of failing at once. (The toolkit's own
+  ``…_FETCH_SLOT_WAIT_SECONDS`` for one (and no more waiting than there are slots: a waiter
+  holds a request thread). A slow origin then holds its own two slots and no one else's, and
+  a new client waits briefly instead of failing at once. (The toolkit's own
   cap is turned off by ``oauth2_provider_settings``: it is shared by every origin and never
   waits.)
 - **Unused rows are purged**: ``manage.py purge_cimd_clients`` (``tenancy.oauth.purge``).
@@ -135,22 +136,36 @@ class FetchSlots:
         self._by_origin: dict[str, int] = {}
         self._total = 0
         self._waiting = 0
+        self._waiting_by_origin: dict[str, int] = {}
 
     @contextmanager
     def take(self, origin: str, *, per_origin: int, overall: int, wait: float) -> Iterator[None]:
         """Hold a slot of ``origin`` for the block; ``CIMDError`` after ``wait`` seconds without
-        one (the client is then unknown, like any failed fetch)."""
+        one, or at once when as many fetches already wait as there are slots (the client is
+        then unknown, like any failed fetch)."""
 
         def free() -> bool:
             return self._by_origin.get(origin, 0) < per_origin and self._total < overall
 
         with self._changed:
+            # A waiter holds a request thread: no more of them than there are slots, per origin
+            # and in all, or a slow origin's queue would take the threads everyone else needs.
+            if not free() and (
+                self._waiting_by_origin.get(origin, 0) >= per_origin or self._waiting >= overall
+            ):
+                raise cimd.CIMDError(f"no fetch slot for {origin}: its queue is full")
             self._waiting += 1
+            self._waiting_by_origin[origin] = self._waiting_by_origin.get(origin, 0) + 1
             try:
                 if not self._changed.wait_for(free, timeout=wait):
                     raise cimd.CIMDError(f"no fetch slot for {origin} within {wait} s")
             finally:
                 self._waiting -= 1
+                left = self._waiting_by_origin[origin] - 1
+                if left:
+                    self._waiting_by_origin[origin] = left
+                else:
+                    del self._waiting_by_origin[origin]
             self._by_origin[origin] = self._by_origin.get(origin, 0) + 1
             self._total += 1
         try:

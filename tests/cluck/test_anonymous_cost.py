@@ -248,7 +248,7 @@ _addresses = (f"10.{a}.{b}.{c}" for a, b, c in itertools.product(range(1, 250), 
 def _cost_ms(path: str, probe: Probe, n: int) -> tuple[float, int]:
     client = Client(REMOTE_ADDR=next(_addresses))
     data = probe.data(n) if probe.data else None
-    extra = probe.headers or {}
+    extra: dict[str, Any] = dict(probe.headers or {})
     started = time.process_time()
     if probe.method == "GET":
         response = client.get(path, data, **extra)

@@ -16,7 +16,9 @@ from tests.mutations import mutation
 
 
 @mutation(
-    "cluck/api/schema_view.py", find="cached = self._rendered.get(type(renderer))", replace="cached = None"
+    "cluck/api/schema_view.py",
+    find="cached = self._rendered.get(type(renderer))",
+    replace="cached = None",
 )
 def test_the_api_schema_is_generated_once_per_process_whatever_the_query_string() -> None:
     """Mutation: look nothing up in the rendered cache → red (generated per request)."""
@@ -59,7 +61,7 @@ def test_admin_sign_in_attempts_over_the_address_budget_are_429_before_any_passw
     settings.CLUCK_ADMIN_LOGIN_RATE = "3/m"
     client = Client(REMOTE_ADDR="198.51.100.20")
     attempt = {"username": "root@example.com", "password": "wrong", "next": "/admin/"}
-    real = auth_forms.authenticate
+    real = auth_forms.authenticate  # type: ignore[attr-defined]
     with mock.patch.object(auth_forms, "authenticate", side_effect=real) as checked:
         answers = [client.post("/admin/login/", attempt) for _ in range(5)]
         assert [a.status_code for a in answers] == [200, 200, 200, 429, 429]

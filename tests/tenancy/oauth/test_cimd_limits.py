@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -37,6 +38,7 @@ Application = get_application_model()
 class DocumentServer:
     origin: str
     delay: float = 0.0
+    hits: int = 0
 
     def url(self, path: str) -> str:
         return f"{self.origin}{path}"
@@ -47,6 +49,7 @@ def _document_server(delay: float = 0.0) -> Iterator[DocumentServer]:
 
     class Handler(BaseHTTPRequestHandler):
         def do_GET(self) -> None:  # noqa: N802
+            server.hits += 1
             time.sleep(server.delay)
             body = json.dumps(
                 {
@@ -81,12 +84,6 @@ def _document_server(delay: float = 0.0) -> Iterator[DocumentServer]:
 def documents(settings: Any) -> Iterator[DocumentServer]:
     settings.TENANCY_OAUTH_CIMD_LOOPBACK_HTTP_FOR_TESTS = True
     yield from _document_server()
-
-
-@pytest.fixture
-def slow_documents(settings: Any) -> Iterator[DocumentServer]:
-    settings.TENANCY_OAUTH_CIMD_LOOPBACK_HTTP_FOR_TESTS = True
-    yield from _document_server(delay=1.5)
 
 
 def token_request(client_id: str, address: str = "198.51.100.7") -> Any:
@@ -175,35 +172,75 @@ def test_query_string_variants_of_one_document_share_one_budget_whoever_asks(
     replace='        "CIMD_MAX_CONCURRENT_FETCHES": 10,',
 )
 @pytest.mark.django_db(transaction=True)
-def test_a_slow_origin_cannot_starve_a_new_client_of_another(
-    slow_documents: DocumentServer, documents: DocumentServer, settings: Any
+def test_slow_origins_cannot_starve_a_new_client_of_another(
+    documents: DocumentServer, settings: Any
 ) -> None:
-    """Twelve parallel first sights of slow documents, then a new client elsewhere. Before:
-    the toolkit's ten shared slots, never waited for, were full and the new client was
-    ``invalid_client`` in 10 ms. Mutations: one slot pool for every origin → red; the
-    toolkit's own cap back on (10, never waiting, taken before ours) → red."""
+    """Four parallel first sights of slow documents on each of three origins, then a new
+    client elsewhere. Before: twelve such requests filled the toolkit's ten shared slots,
+    never waited for, and the new client was ``invalid_client`` in 10 ms. Now each slow origin
+    holds its two slots (two more wait, the rest are turned away at once) and the new client
+    is served. Mutations: one slot pool for every origin → red; the toolkit's own cap back on
+    (10, never waiting, taken before ours) → red."""
+    settings.TENANCY_OAUTH_CIMD_LOOPBACK_HTTP_FOR_TESTS = True
     settings.TENANCY_OAUTH_CIMD_FIRST_SIGHT_RATE = "100/h"
     settings.TENANCY_OAUTH_CIMD_FIRST_SIGHT_PER_PATH_RATE = "100/h"
     settings.TENANCY_OAUTH_CIMD_FETCH_SLOT_WAIT_SECONDS = 1.0
-    with ThreadPoolExecutor(12) as pool:
-        slow = [
-            pool.submit(
-                _token_request_in_thread, slow_documents.url(f"/slow-{n}.json"), f"198.51.100.{n}"
-            )
-            for n in range(12)
+    with ExitStack() as stack, ThreadPoolExecutor(12) as pool:
+        slow = [stack.enter_context(contextmanager(_document_server)(1.5)) for _ in range(3)]
+        requests = [
+            pool.submit(_token_request_in_thread, origin.url(f"/slow-{n}.json"), f"198.51.100.{n}")
+            for n in range(4)
+            for origin in slow
         ]
         deadline = time.monotonic() + 5
-        while time.monotonic() < deadline and (
-            cimd.FETCH_SLOTS.in_flight() < 2 or cimd.FETCH_SLOTS.waiting() < 8
-        ):
+        while sum(origin.hits for origin in slow) < 2 and time.monotonic() < deadline:
             time.sleep(0.01)
+        time.sleep(0.3)  # the others queue or are turned away meanwhile
         legit = documents.url("/claude-like-client.json")
         assert token_request(legit, address="203.0.113.50").status_code == 400
         assert _known(legit)
-        outcomes = [future.result().status_code for future in slow]
-    # The slow origin had its two slots; the rest waited a second and were turned away.
-    assert outcomes.count(400) >= 2
-    assert Application.objects.filter(client_id__contains="/slow-").count() <= 4
+        outcomes = [future.result().status_code for future in requests]
+    # Each slow origin had its two slots; its waiters waited a second and were turned away.
+    assert 2 <= outcomes.count(400) <= 12
+    assert Application.objects.filter(client_id__contains="/slow-").count() <= 12
+
+
+@mutation(
+    "tenancy/oauth/cimd.py",
+    find="            if not free() and (",
+    replace="            if False and (",
+)
+def test_waiting_for_a_slot_is_bounded_per_origin() -> None:
+    """A waiter holds a request thread: as many may wait as there are slots, the next fails
+    at once instead of taking another thread for the whole wait. Mutation: no bound on the
+    queue → red."""
+    slots = cimd.FetchSlots()
+    limits = {"per_origin": 1, "overall": 4}
+    release = threading.Event()
+
+    def hold(wait: float) -> None:
+        with slots.take("https://slow", **limits, wait=wait):
+            release.wait(5)
+
+    holder = threading.Thread(target=hold, args=(0,))
+    holder.start()
+    while slots.in_flight() == 0:
+        time.sleep(0.001)
+    waiter = threading.Thread(target=hold, args=(2,))
+    waiter.start()
+    while slots.waiting() == 0:
+        time.sleep(0.001)
+    started = time.monotonic()
+    with pytest.raises(cimd.cimd.CIMDError, match="queue is full"):
+        with slots.take("https://slow", **limits, wait=2):
+            pass
+    assert time.monotonic() - started < 0.5
+    with slots.take("https://other", **limits, wait=0):  # another origin is not held up
+        pass
+    release.set()
+    holder.join()
+    waiter.join()
+    assert slots.in_flight() == 0 and slots.waiting() == 0
 
 
 @mutation(
@@ -277,7 +314,7 @@ def test_purge_cimd_clients_deletes_only_old_cimd_applications_nothing_used() ->
         name="operator's",
     )
     Application.objects.filter(pk=manual.pk).update(created=timezone.now() - dt.timedelta(days=9))
-    membership = MembershipFactory()
+    membership: Any = MembershipFactory()
     Grant.objects.create(
         application=granted,
         user=membership.user,
