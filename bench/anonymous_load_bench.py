@@ -55,7 +55,12 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import embedded_database, migrate_and_seed, uvicorn_process  # noqa: E402
+from bench.harness import (  # noqa: E402
+    embedded_database,
+    migrate_and_seed,
+    smoke_done,
+    uvicorn_process,
+)
 from bench.mcp_bench import cpu_seconds  # noqa: E402
 
 PUBLIC_CLIENT = "bench-public-client"
@@ -296,6 +301,8 @@ def main() -> None:
     print("anonymous answers: " + ", ".join(f"{k}: {v}" for k, v in sorted(outcomes.items())))
     verdict = "met" if ratio <= TARGET_RATIO else "NOT MET"
     print(f"loaded/idle p50 (median of rounds) {ratio:.2f} (target ≤ {TARGET_RATIO}): {verdict}")
+    if options.smoke:
+        smoke_done()  # a smoke run shows the bench runs: one 3 s round decides nothing
 
 
 if __name__ == "__main__":

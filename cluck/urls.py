@@ -6,7 +6,7 @@ from django.contrib.staticfiles.views import serve as serve_static
 from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularRedocView, SpectacularSwaggerSplitView
 
-from cluck.api.schema_view import CachedSchemaView
+from cluck.schema_view import CachedSchemaView
 
 urlpatterns = [
     # OAuth 2.1 for MCP clients: discovery, sign-in, consent, token, registration. Before
@@ -19,7 +19,7 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("tenancy.urls")),
     path("api/v1/", include("cluck.api.urls")),
-    # Generated once per process, not per request (anyone may ask): cluck/api/schema_view.py
+    # Generated once per process, not per request (anyone may ask): cluck/schema_view.py
     path("api/schema/", CachedSchemaView.as_view(), name="api-schema"),
     # Swagger UI's initialiser as a file of its own (?script), not inline: the farm's CSP has no
     # 'unsafe-inline' scripts.

@@ -11,12 +11,12 @@ from django.contrib.auth import forms as auth_forms
 from django.test import Client
 
 from cluck.api.schema import CluckSchemaGenerator
-from cluck.api.schema_view import CachedSchemaView
+from cluck.schema_view import CachedSchemaView
 from tests.mutations import mutation
 
 
 @mutation(
-    "cluck/api/schema_view.py",
+    "cluck/schema_view.py",
     find="cached = self._rendered.get(type(renderer))",
     replace="cached = None",
 )

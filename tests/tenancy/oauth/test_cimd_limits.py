@@ -171,6 +171,7 @@ def test_query_string_variants_of_one_document_share_one_budget_whoever_asks(
     find='        "CIMD_MAX_CONCURRENT_FETCHES": 0,',
     replace='        "CIMD_MAX_CONCURRENT_FETCHES": 10,',
 )
+@pytest.mark.postgres  # threads at once: SQLite in memory locks the table
 @pytest.mark.django_db(transaction=True)
 def test_slow_origins_cannot_starve_a_new_client_of_another(
     documents: DocumentServer, settings: Any
