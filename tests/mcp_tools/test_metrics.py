@@ -24,6 +24,7 @@ from tests.testapps.mcp_fixtures import controls
 
 pytestmark = pytest.mark.django_db(transaction=True)
 TOKEN = "scrape-token-0123456789abcdef"
+TOOLKIT_SHAPED_TOKEN = "ck_pat_" + "s" * 43
 
 
 def sample(name: str, **labels: str) -> float:
@@ -296,12 +297,15 @@ def test_metrics_with_both_guards_needs_both():
     find="@require_safe\n@ignores_ambient_credentials\n",
     replace="@require_safe\n",
 )
-@override_settings(MCP_TOOLS_METRICS_TOKEN=TOKEN)
+@override_settings(MCP_TOOLS_METRICS_TOKEN=TOOLKIT_SHAPED_TOKEN)
 def test_the_scrapers_bearer_is_never_read_as_a_member_token():
-    """A tenancy token lookup of the scraper's bearer would answer 401. Mutation: drop
+    """A tenancy token lookup of the scraper's bearer would answer 401. The scraper's token
+    is shaped like a member's here (``ck_pat_…``): tenancy leaves other bearers to the
+    project's own authentication anyway, so only such a token tells whether ``/metrics``
+    keeps every bearer away from the member lookup. Mutation: drop
     ``@ignores_ambient_credentials`` from ``metrics_view`` → red."""
     refusals = delta("tenancy_bearer_refusals_total", reason="Auth.InvalidToken")
-    assert _scrape(bearer=TOKEN).status_code == 200
+    assert _scrape(bearer=TOOLKIT_SHAPED_TOKEN).status_code == 200
     assert refusals() == 0.0
 
 
