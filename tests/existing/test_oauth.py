@@ -12,9 +12,7 @@ from urllib.parse import parse_qs, urlsplit
 import httpx2
 import pytest
 from mcp import ClientSession
-from mcp.client.auth import OAuthClientProvider
 from mcp.client.streamable_http import streamable_http_client
-from mcp.shared.auth import AuthorizationCodeResult, OAuthClientMetadata
 
 from tests.existing.conftest import Guided
 from tests.existing.harness import (
@@ -27,7 +25,7 @@ from tests.existing.harness import (
 )
 from tests.project_harness import free_port
 from tests.tenancy.oauth.browser import chromium, require_chromium, sign_in_and_consent
-from tests.tenancy.oauth.test_e2e_sdk import MemoryStorage
+from tests.tenancy.oauth.test_e2e_sdk import MemoryStorage, public_client_provider
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -51,24 +49,13 @@ async def _sign_in(base: str) -> dict[str, Any]:
                 sign_in_pages=seen["sign_in_pages"],
             )
 
-        async def callback_handler() -> AuthorizationCodeResult:
-            query = parse_qs(urlsplit(seen["callback"]).query)
-            return AuthorizationCodeResult(
-                code=query["code"][0], state=query["state"][0], iss=query.get("iss", [None])[0]
-            )
-
-        provider = OAuthClientProvider(
-            server_url=f"{base}/mcp",
-            client_metadata=OAuthClientMetadata(
-                client_name="Tracker test client",
-                redirect_uris=[callback],  # type: ignore[list-item]
-                grant_types=["authorization_code", "refresh_token"],
-                response_types=["code"],
-                token_endpoint_auth_method="none",
-            ),
-            storage=storage,
+        provider = public_client_provider(
+            base,
+            callback,
+            storage,
+            seen,
+            client_name="Tracker test client",
             redirect_handler=redirect_handler,
-            callback_handler=callback_handler,
         )
         async with (
             httpx2.AsyncClient(auth=provider, timeout=60) as http,

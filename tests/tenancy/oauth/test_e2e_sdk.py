@@ -40,6 +40,41 @@ from tests.tenancy.oauth.browser import EMAIL, PASSWORD, chromium, sign_in_and_c
 pytestmark = [pytest.mark.e2e, pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
 
+def public_client_provider(
+    base: str,
+    callback: str,
+    storage: Any,
+    seen: dict[str, Any],
+    *,
+    client_name: str,
+    redirect_handler: Any,
+    client_metadata_url: str | None = None,
+) -> OAuthClientProvider:
+    """The SDK's OAuth provider for a public client whose browser leg (``redirect_handler``)
+    leaves the callback URL in ``seen["callback"]``."""
+
+    async def callback_handler() -> AuthorizationCodeResult:
+        query = parse_qs(urlsplit(seen["callback"]).query)
+        return AuthorizationCodeResult(
+            code=query["code"][0], state=query["state"][0], iss=query.get("iss", [None])[0]
+        )
+
+    return OAuthClientProvider(
+        server_url=f"{base}/mcp",
+        client_metadata=OAuthClientMetadata(
+            client_name=client_name,
+            redirect_uris=[callback],  # type: ignore[list-item]
+            grant_types=["authorization_code", "refresh_token"],
+            response_types=["code"],
+            token_endpoint_auth_method="none",
+        ),
+        storage=storage,
+        redirect_handler=redirect_handler,
+        callback_handler=callback_handler,
+        client_metadata_url=client_metadata_url,
+    )
+
+
 class MemoryStorage:
     def __init__(self) -> None:
         self.tokens: OAuthToken | None = None
@@ -120,24 +155,13 @@ async def _story(base: str, *, day: str, client_metadata_url: str | None) -> dic
                 callback_prefix=callback,
             )
 
-        async def callback_handler() -> AuthorizationCodeResult:
-            query = parse_qs(urlsplit(seen["callback"]).query)
-            return AuthorizationCodeResult(
-                code=query["code"][0], state=query["state"][0], iss=query.get("iss", [None])[0]
-            )
-
-        provider = OAuthClientProvider(
-            server_url=f"{base}/mcp",
-            client_metadata=OAuthClientMetadata(
-                client_name="Cluck test client (DCR)",
-                redirect_uris=[callback],  # type: ignore[list-item]
-                grant_types=["authorization_code", "refresh_token"],
-                response_types=["code"],
-                token_endpoint_auth_method="none",
-            ),
-            storage=storage,
+        provider = public_client_provider(
+            base,
+            callback,
+            storage,
+            seen,
+            client_name="Cluck test client (DCR)",
             redirect_handler=redirect_handler,
-            callback_handler=callback_handler,
             client_metadata_url=client_metadata_url,
         )
         async with (
