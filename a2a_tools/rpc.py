@@ -51,7 +51,7 @@ from a2a_tools.skills import (
     SkillSurface,
 )
 from a2a_tools.tasks import InvalidCursorError, TaskOwner, TaskStore, task_store
-from mcp_tools import _jsonrpc, calls
+from mcp_tools import _jsonrpc, execution
 from mcp_tools import tasks as mcp_tasks
 from mcp_tools.context import CallContext
 from mcp_tools.registry import IDEMPOTENCY_KEY_ALIAS, ToolSpec
@@ -308,7 +308,7 @@ def _tool_error(result: Mapping[str, Any]) -> dict[str, Any]:
             return error
     except (KeyError, IndexError, TypeError, ValueError):
         pass
-    return {"code": calls.CODE_INTERNAL, "message": "The tool failed"}
+    return {"code": execution.CODE_INTERNAL, "message": "The tool failed"}
 
 
 def _content_part(block: Mapping[str, Any]) -> dict[str, Any]:
@@ -390,7 +390,7 @@ def task_from_view(view: TaskView) -> dict[str, Any]:
         task = {"id": task_id, "contextId": context_id}
         status: dict[str, Any] = {"state": state, "timestamp": stamp}
         if state == FAILED:
-            error = view.error or {"code": calls.CODE_INTERNAL, "message": "The task failed"}
+            error = view.error or {"code": execution.CODE_INTERNAL, "message": "The task failed"}
             status["message"] = _agent_message(error, task_id=task_id, context_id=context_id)
         elif view.status_message:
             status["message"] = {
@@ -661,7 +661,7 @@ class Dispatcher:
         arguments = call.arguments
         if not spec.read_only and call.idempotency_key is not None:
             arguments = {**arguments, IDEMPOTENCY_KEY_ALIAS: call.idempotency_key}
-        validated = calls.validate_arguments(spec, arguments)
+        validated = execution.validate_arguments(spec, arguments)
         long_running = spec.task_support == "required" or (
             spec.task_support == "optional" and configuration.return_immediately
         )
@@ -740,7 +740,7 @@ class Dispatcher:
     async def _run(
         self, spec: ToolSpec, validated: Any, *, turn: Turn, call: Invocation
     ) -> dict[str, Any] | Reply:
-        body = calls.run_read if spec.read_only else calls.run_write
+        body = execution.run_read if spec.read_only else execution.run_write
         ctx = self.ctx
 
         def work() -> dict[str, Any]:
@@ -748,8 +748,8 @@ class Dispatcher:
             return task_from_result(result, turn=turn, call=call)
 
         try:
-            task = await calls.run_bounded(work)
-        except calls.BoundError as exc:
+            task = await execution.run_bounded(work)
+        except execution.BoundError as exc:
             return bound_reply(self.request_id, exc)
         self._finished = (task, spec, turn.continues)
         return task
@@ -774,8 +774,8 @@ class Dispatcher:
             )
 
         try:
-            handover = await calls.run_bounded(work)
-        except calls.BoundError as exc:
+            handover = await execution.run_bounded(work)
+        except execution.BoundError as exc:
             return bound_reply(self.request_id, exc)
         if handover.result is not None:
             task = task_from_result(handover.result, turn=turn, call=call)
@@ -783,13 +783,13 @@ class Dispatcher:
             return task
         if handover.task is None:
             # Every task slot is taken, as tools/call answers it.
-            return bound_reply(self.request_id, calls.overloaded())
+            return bound_reply(self.request_id, execution.overloaded())
         return task_from_view(handover.task)
 
 
-def bound_reply(request_id: Any, exc: calls.BoundError) -> Reply:
+def bound_reply(request_id: Any, exc: execution.BoundError) -> Reply:
     """The frozen envelopes for an exhausted concurrency limit and a missed deadline."""
-    if exc.code == calls.OVERLOADED:
+    if exc.code == execution.OVERLOADED:
         retry = (exc.data or {}).get("retryAfterSeconds", 1)
         return Reply(
             200,

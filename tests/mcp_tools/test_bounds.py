@@ -12,7 +12,7 @@ import pytest
 from django.db import connection
 from django.test import override_settings
 
-from mcp_tools import calls
+from mcp_tools import execution
 from tests.mutations import Edit, mutation
 from tests.testapps.mcp_fixtures import controls
 
@@ -24,7 +24,7 @@ def _released_afterwards():
     controls.release.clear()
     yield
     controls.release.set()
-    _wait_for(lambda: calls.slots.in_use == 0)
+    _wait_for(lambda: execution.slots.in_use == 0)
 
 
 def _wait_for(condition, timeout=10.0):
@@ -35,7 +35,7 @@ def _wait_for(condition, timeout=10.0):
 
 
 @mutation(
-    "mcp_tools/calls.py",
+    "mcp_tools/execution.py",
     find="            if self.in_use >= limit or self._waiters:\n                return False\n",
     replace="",
 )
@@ -53,9 +53,9 @@ def test_a_call_beyond_the_concurrency_limit_is_overloaded(mcp_client):
 
     thread = threading.Thread(target=blocked_call)
     thread.start()
-    _wait_for(lambda: calls.slots.in_use == 1)
+    _wait_for(lambda: execution.slots.in_use == 1)
     refused = other.call("mcptest_whoami")
-    assert refused["error"]["code"] == calls.OVERLOADED
+    assert refused["error"]["code"] == execution.OVERLOADED
     controls.release.set()
     thread.join(10)
     assert outcome["r"]["result"]["structuredContent"]["released"] is True
@@ -64,12 +64,12 @@ def test_a_call_beyond_the_concurrency_limit_is_overloaded(mcp_client):
 
 @mutation(
     Edit(
-        "mcp_tools/calls.py",
+        "mcp_tools/execution.py",
         find="            close_old_connections()\n            slots.release()\n",
         replace="            close_old_connections()\n",
     ),
     Edit(
-        "mcp_tools/calls.py",
+        "mcp_tools/execution.py",
         find=(
             "        return await "
             "asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), timeout)\n"
@@ -95,12 +95,12 @@ def test_a_timed_out_tool_keeps_its_slot_until_it_really_returns(mcp_client):
     client = mcp_client()
     started = time.monotonic()
     timed_out = client.call("mcptest_block", {"maxSeconds": 10})
-    assert timed_out["error"]["code"] == calls.TIMED_OUT
+    assert timed_out["error"]["code"] == execution.TIMED_OUT
     assert time.monotonic() - started < 5
-    assert calls.slots.in_use == 1
-    assert client.call("mcptest_whoami")["error"]["code"] == calls.OVERLOADED
+    assert execution.slots.in_use == 1
+    assert client.call("mcptest_whoami")["error"]["code"] == execution.OVERLOADED
     controls.release.set()
-    _wait_for(lambda: calls.slots.in_use == 0)
+    _wait_for(lambda: execution.slots.in_use == 0)
     assert client.call("mcptest_whoami")["result"]["isError"] is False
 
 
@@ -117,7 +117,7 @@ def _holding_the_only_slot(mcp_client):
 
     thread = threading.Thread(target=blocked_call)
     thread.start()
-    _wait_for(lambda: calls.slots.in_use == 1)
+    _wait_for(lambda: execution.slots.in_use == 1)
     return thread, outcome
 
 
@@ -138,7 +138,7 @@ def test_an_overloaded_refusal_carries_a_retry_hint(mcp_client):
         "tools/call", {"name": "mcptest_whoami"}, **{"MCP-Protocol-Version": "2025-11-25"}
     )
     error = refused.json()["error"]
-    assert error["code"] == calls.OVERLOADED
+    assert error["code"] == execution.OVERLOADED
     assert 1000 <= error["data"]["retryAfterMs"] <= 3000
     assert int(refused["Retry-After"]) == error["data"]["retryAfterSeconds"] >= 1
     controls.release.set()
@@ -146,7 +146,7 @@ def test_an_overloaded_refusal_carries_a_retry_hint(mcp_client):
 
 
 @mutation(
-    "mcp_tools/calls.py",
+    "mcp_tools/execution.py",
     find='slots.acquire(limit, float(conf.get("SLOT_WAIT_SECONDS")))',
     replace="slots.acquire(limit, 0)",
 )
@@ -165,18 +165,18 @@ def test_a_call_waits_for_a_slot_within_the_bound(mcp_client):
 
     waiter = threading.Thread(target=waiting_call)
     waiter.start()
-    _wait_for(lambda: calls.slots.waiting == 1)
+    _wait_for(lambda: execution.slots.waiting == 1)
     assert "r" not in waited
     controls.release.set()
     thread.join(10)
     waiter.join(10)
     assert outcome["r"]["result"]["structuredContent"]["released"] is True
     assert waited["r"]["result"]["isError"] is False
-    _wait_for(lambda: calls.slots.in_use == 0)
+    _wait_for(lambda: execution.slots.in_use == 0)
 
 
 @mutation(
-    "mcp_tools/calls.py",
+    "mcp_tools/execution.py",
     find="            if isinstance(exc, TimeoutError):\n                return handed\n",
     replace="            if isinstance(exc, TimeoutError):\n                return True\n",
 )
@@ -187,9 +187,9 @@ def test_a_call_still_waiting_at_the_bound_is_overloaded_and_leaves_no_slot_behi
     thread, _ = _holding_the_only_slot(mcp_client)
     started = time.monotonic()
     refused = mcp_client().call("mcptest_whoami")
-    assert refused["error"]["code"] == calls.OVERLOADED
+    assert refused["error"]["code"] == execution.OVERLOADED
     assert time.monotonic() - started >= 0.2
-    assert calls.slots.in_use == 1
+    assert execution.slots.in_use == 1
     controls.release.set()
     thread.join(10)
-    _wait_for(lambda: calls.slots.in_use == 0)
+    _wait_for(lambda: execution.slots.in_use == 0)

@@ -14,7 +14,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from mcp_tools import ToolFailure
-from mcp_tools.calls import error_result, failure_result, internal_error_result
+from mcp_tools.execution import error_result, failure_result, internal_error_result
 from mcp_tools.surfaces import active_catalogue
 from tests.mcp_tools.conftest import ROLE_NAMES
 from tests.mutations import mutation

@@ -16,7 +16,7 @@ from django.test import Client, override_settings
 from prometheus_client import REGISTRY
 
 from idempotency import IdempotentUnit, Success
-from mcp_tools import calls
+from mcp_tools import execution
 from mcp_tools.observability import metrics
 from tests.idempotency.conftest import foreign_claim, make_scope
 from tests.mutations import mutation
@@ -182,28 +182,28 @@ def _released():
     controls.release.clear()
     yield
     controls.release.set()
-    _wait_for(lambda: calls.slots.in_use == 0)
+    _wait_for(lambda: execution.slots.in_use == 0)
 
 
 @mutation(
-    "mcp_tools/calls.py",
+    "mcp_tools/execution.py",
     find='        observability.bound_refused("deadline")  # observability\n',
     replace="",
 )
 @mutation(
-    "mcp_tools/calls.py",
+    "mcp_tools/execution.py",
     find='        observability.bound_refused("concurrency")  # observability\n',
     replace="",
 )
 @override_settings(MCP_TOOLS_MAX_CONCURRENT_CALLS=1, MCP_TOOLS_CALL_TIMEOUT_SECONDS=0.3)
 def test_deadline_and_overload_refusals_are_counted_and_recorded(mcp_client, _released, caplog):
     """Mutations, each red: drop either ``observability.bound_refused`` from
-    ``calls.run_bounded``."""
+    ``execution.run_bounded``."""
     deadline = delta("mcp_tools_bound_refusals_total", bound="deadline")
     concurrency = delta("mcp_tools_bound_refusals_total", bound="concurrency")
     client = mcp_client()
-    assert client.call("mcptest_block", {"maxSeconds": 10})["error"]["code"] == calls.TIMED_OUT
-    assert client.call("mcptest_whoami")["error"]["code"] == calls.OVERLOADED
+    assert client.call("mcptest_block", {"maxSeconds": 10})["error"]["code"] == execution.TIMED_OUT
+    assert client.call("mcptest_whoami")["error"]["code"] == execution.OVERLOADED
     assert (deadline(), concurrency()) == (1.0, 1.0)
     outcomes = [
         (r.tool, r.outcome, r.error_code)

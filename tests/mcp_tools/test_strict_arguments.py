@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from mcp_tools.calls import CODE_INVALID_ARGUMENTS, validate_arguments
+from mcp_tools.execution import CODE_INVALID_ARGUMENTS, validate_arguments
 from mcp_tools.registry import ToolSpec, default_registry
 from tests.factories import FarmFactory, MembershipFactory, bearer_for
 from tests.mcp_tools.conftest import McpClient
