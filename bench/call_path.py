@@ -126,7 +126,7 @@ def tracing() -> Iterator[Route]:
         yield route
     finally:
         sys.setprofile(None)
-        threading.setprofile(None)  # type: ignore[arg-type]
+        threading.setprofile(None)
 
 
 def main() -> int:

@@ -61,7 +61,7 @@ class Era:
         return f"{type(self).__name__}({self.version!r})"
 
     def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.version == self.version  # type: ignore[attr-defined]
+        return type(other) is type(self) and other.version == self.version
 
     def __hash__(self) -> int:
         return hash((type(self), self.version))

@@ -41,8 +41,8 @@ class Handshake(Era):
     def label_for(cls, version: str) -> str:
         return "handshake"
 
-    statuses: Mapping[int, int] = MappingProxyType({})
-    cache_fields: Mapping[str, Any] = MappingProxyType({})
+    statuses = MappingProxyType({})
+    cache_fields = MappingProxyType({})
     can_ask = False
     envelope = staticmethod(replies.plain)
     methods = MappingProxyType(

@@ -118,7 +118,7 @@ async def _run(req: RpcRequest, binding: requeststate.Binding, work: Any, done: 
         if isinstance(outcome.value, _Failed):
             failed = outcome.value
             return error(req.era, req.rid, failed.code, failed.message, failed.data)
-        return done(outcome.value)  # type: ignore[no-any-return]
+        return done(outcome.value)
     return render(req, outcome)
 
 

@@ -235,7 +235,7 @@ def test_the_workers_flock_scope_holds_through_a2a(demo: dict[str, str]) -> None
 
 
 @mutation(
-    "mcp_tools/execution.py",
+    "mcp_tools/execution/writes.py",
     find="operation_key=port.sha256_hex(spec.operation_key),",
     replace=(
         "operation_key=port.sha256_hex(\n"
@@ -295,20 +295,20 @@ def _wait_for(condition: Any, timeout: float = 10.0) -> None:
 
 @mutation(
     Edit(
-        "mcp_tools/execution.py",
+        "mcp_tools/execution/bounds.py",
         find="            close_old_connections()\n            slots.release()\n",
         replace="            close_old_connections()\n",
     ),
     Edit(
-        "mcp_tools/execution.py",
+        "mcp_tools/execution/bounds.py",
         find=(
-            "        return await "
-            "asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), timeout)\n"
+            "        return await asyncio.wait_for(asyncio.shield(asyncio.wra"
+            "p_future(future)), timeout)\n"
             "    except TimeoutError:\n"
         ),
         replace=(
-            "        result = await "
-            "asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), timeout)\n"
+            "        result = await asyncio.wait_for(asyncio.shield(asyncio.w"
+            "rap_future(future)), timeout)\n"
             "        slots.release()\n"
             "        return result\n"
             "    except TimeoutError:\n"
@@ -349,7 +349,7 @@ def test_a_timed_out_skill_keeps_its_slot_until_the_tool_really_returns(a2a_clie
 
 
 @mutation(
-    "mcp_tools/execution.py",
+    "mcp_tools/execution/bounds.py",
     find="            if self.in_use >= limit or self._waiters:\n                return False\n",
     replace="",
 )

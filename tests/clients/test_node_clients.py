@@ -82,7 +82,7 @@ def returned(outcome: dict[str, Any]) -> dict[str, Any]:
 
 
 @mutation(
-    "mcp_tools/calls.py",
+    "mcp_tools/execution/results.py",
     find='        "isError": True,\n    }\n\n\ndef failure_result',
     replace=(
         '        "isError": True,\n'
@@ -234,7 +234,7 @@ class Inspector:
 
 
 @mutation(
-    "mcp_tools/calls.py",
+    "mcp_tools/execution/results.py",
     find='        "isError": True,\n    }\n\n\ndef failure_result',
     replace='        "isError": False,\n    }\n\n\ndef failure_result',
 )
@@ -395,11 +395,11 @@ def result(reply: dict[str, Any]) -> dict[str, Any]:
 
 
 @mutation(
-    "mcp_tools/toolcall.py",
-    find='        return error(era, rid, INVALID_PARAMS, f"Unknown tool: {name}")',
+    "mcp_tools/methods/tools.py",
+    find='        return error(req.era, req.rid, INVALID_PARAMS, f"Unknown tool: {name}")',
     replace=(
-        "        return result(era, rid, calls.error_result("
-        '"Tool.NotFound", f"Unknown tool: {name}"), catalogue.server_info)'
+        '        return render(req, runner.Done(error_result("Tool.NotFou'
+        'nd", f"Unknown tool: {name}")))'
     ),
 )
 @mutation("cluck/urls.py", find='    path("", include("tenancy.oauth.urls")),\n', replace="")

@@ -262,7 +262,7 @@ def _fuzz_settings() -> Any:
 
 
 @mutation(
-    "mcp_tools/calls.py",
+    "mcp_tools/execution/arguments.py",
     find="    if unstorable:\n        return _invalid(unstorable)\n",
     replace="",
 )
@@ -310,7 +310,7 @@ def test_valid_arguments_get_a_result_or_a_listed_error(
 
 
 @mutation(
-    "mcp_tools/calls.py",
+    "mcp_tools/execution/arguments.py",
     find="spec.args_model.model_validate_json(_jsonrpc.dumps(wire), strict=True)",
     replace="spec.args_model.model_validate(wire, strict=False)",
 )

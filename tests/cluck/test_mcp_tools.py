@@ -239,7 +239,7 @@ def test_record_then_submit_puts_the_eggs_in_stock(owner: Tools) -> None:
 
 
 @mutation(
-    "mcp_tools/calls.py",
+    "mcp_tools/execution/writes.py",
     find="caller_key=port.sha256_hex(key),",
     replace='caller_key=port.sha256_hex(key + __import__("uuid").uuid4().hex),',
 )
@@ -317,7 +317,7 @@ def _committed_http_post(bearer: str, path: str, body: dict[str, Any], key: str)
 
 
 @mutation(
-    "mcp_tools/calls.py",
+    "mcp_tools/execution/writes.py",
     find="operation_key=port.sha256_hex(spec.operation_key),",
     replace='operation_key=port.sha256_hex("POST:/api/v1/daily-entries/"),',
 )

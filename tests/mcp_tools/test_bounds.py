@@ -35,7 +35,7 @@ def _wait_for(condition, timeout=10.0):
 
 
 @mutation(
-    "mcp_tools/execution.py",
+    "mcp_tools/execution/bounds.py",
     find="            if self.in_use >= limit or self._waiters:\n                return False\n",
     replace="",
 )
@@ -64,20 +64,20 @@ def test_a_call_beyond_the_concurrency_limit_is_overloaded(mcp_client):
 
 @mutation(
     Edit(
-        "mcp_tools/execution.py",
+        "mcp_tools/execution/bounds.py",
         find="            close_old_connections()\n            slots.release()\n",
         replace="            close_old_connections()\n",
     ),
     Edit(
-        "mcp_tools/execution.py",
+        "mcp_tools/execution/bounds.py",
         find=(
-            "        return await "
-            "asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), timeout)\n"
+            "        return await asyncio.wait_for(asyncio.shield(asyncio.wra"
+            "p_future(future)), timeout)\n"
             "    except TimeoutError:\n"
         ),
         replace=(
-            "        result = await "
-            "asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), timeout)\n"
+            "        result = await asyncio.wait_for(asyncio.shield(asyncio.w"
+            "rap_future(future)), timeout)\n"
             "        slots.release()\n"
             "        return result\n"
             "    except TimeoutError:\n"
@@ -122,7 +122,7 @@ def _holding_the_only_slot(mcp_client):
 
 
 @mutation(
-    "mcp_tools/replies.py",
+    "mcp_tools/rpc/replies.py",
     find="    if retry_after is None:\n        return refused\n",
     replace="    return refused\n",
 )
@@ -146,7 +146,7 @@ def test_an_overloaded_refusal_carries_a_retry_hint(mcp_client):
 
 
 @mutation(
-    "mcp_tools/execution.py",
+    "mcp_tools/execution/bounds.py",
     find='slots.acquire(limit, float(conf.get("SLOT_WAIT_SECONDS")))',
     replace="slots.acquire(limit, 0)",
 )
@@ -176,7 +176,7 @@ def test_a_call_waits_for_a_slot_within_the_bound(mcp_client):
 
 
 @mutation(
-    "mcp_tools/execution.py",
+    "mcp_tools/execution/bounds.py",
     find="            if isinstance(exc, TimeoutError):\n                return handed\n",
     replace="            if isinstance(exc, TimeoutError):\n                return True\n",
 )

@@ -17,8 +17,8 @@ OWNER_ONLY_TOOL = "mcptest_owner_report"
 
 @pytest.mark.django_db
 @mutation(
-    "mcp_tools/toolcall.py",
-    find="return spec if evaluate(spec.policy, ctx.actor) else None",
+    "mcp_tools/methods/tools.py",
+    find="return spec if evaluate(spec.policy, req.ctx.actor) else None",
     replace="return spec",
 )
 def test_a_tool_on_a_stale_surface_is_refused_at_call_time_by_its_policy(mcp_client):

@@ -29,7 +29,7 @@ def _modern_call(client, name: str, capabilities: dict) -> tuple[int, dict]:
 
 
 @mutation(
-    "mcp_tools/toolcall.py",
+    "mcp_tools/methods/tools.py",
     find="c for c in spec.required_client_capabilities if c not in",
     replace="c for c in () if c not in",
 )

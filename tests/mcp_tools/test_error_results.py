@@ -38,7 +38,7 @@ def _every_tool() -> list[Any]:
 
 
 @mutation(
-    "mcp_tools/calls.py",
+    "mcp_tools/execution/results.py",
     find='        "isError": True,\n    }\n\n\ndef failure_result',
     replace=(
         '        "isError": True,\n'
@@ -66,7 +66,7 @@ def test_every_framework_error_result_is_accepted_by_a_conforming_client():
 
 
 @mutation(
-    "mcp_tools/calls.py",
+    "mcp_tools/execution/results.py",
     find='        "isError": True,\n    }\n\n\ndef failure_result',
     replace=(
         '        "isError": True,\n'

@@ -74,6 +74,23 @@ def test_tool_calls_are_counted_by_tool_and_outcome_with_their_duration(mcp_clie
 
 
 @mutation(
+    "mcp_tools/observability/records.py",
+    find="            known=spec is not None,\n",
+    replace='            known=spec is not None and params.get("name") in req.surface.tools,\n',
+)
+def test_a_factory_tool_call_is_counted_under_its_own_name(mcp_client):
+    """Issue 24: the record re-looked the tool up in ``surface.tools`` only, so every
+    ``@tool_factory`` call was counted under ``_unknown``. Mutation: that lookup again → red."""
+    factory = "mcptest_factory_echo"
+    named = delta("mcp_tools_calls_total", protocol="mcp", tool=factory, outcome="ok", code="")
+    unknown = delta("mcp_tools_calls_total", protocol="mcp", tool="_unknown", outcome="ok", code="")
+    client = mcp_client()
+    value = f"tenant-{client.membership.tenant.pk}-a"
+    assert client.call(factory, {"value": value})["result"]["structuredContent"]["value"] == value
+    assert (named(), unknown()) == (1.0, 0.0)
+
+
+@mutation(
     "mcp_tools/observability/metrics.py",
     find="call.protocol, call.tool_label,",
     replace="call.protocol, call.tool,",
@@ -186,12 +203,12 @@ def _released():
 
 
 @mutation(
-    "mcp_tools/execution.py",
+    "mcp_tools/execution/bounds.py",
     find='        observability.bound_refused("deadline")  # observability\n',
     replace="",
 )
 @mutation(
-    "mcp_tools/execution.py",
+    "mcp_tools/execution/bounds.py",
     find='        observability.bound_refused("concurrency")  # observability\n',
     replace="",
 )

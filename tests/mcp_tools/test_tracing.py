@@ -175,7 +175,7 @@ def test_a_tool_error_and_a_protocol_error_mark_the_span(mcp_client, spans):
 
 
 @mutation(
-    "mcp_tools/execution.py",
+    "mcp_tools/execution/bounds.py",
     find="_pool().submit(observability.carry(in_thread))",
     replace="_pool().submit(in_thread)",
 )
