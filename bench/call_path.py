@@ -6,10 +6,12 @@ runs ``tests/mcp_tools/test_call_path.py`` (which pins the route) and prints, fo
 2026-07-28 read ``tools/call``, one handshake-era read and one 2026-07-28 write, the modules
 entered in order, the number of stops and the modules entered more than once.
 
-How it counts (``sys.setprofile`` plus ``threading.setprofile``, so the worker thread counts
-too): a *stop* is a call that crosses into a module of ``mcp_tools`` from another one. The
-caller is the nearest ``mcp_tools`` frame below on the same thread; a frame with none (the
-first frame of a worker job, an event-loop callback) is entered from the last stop. Not
+How it counts (``sys.setprofile``; the worker thread counts too: the pool's threads predate
+the block, so on Python 3.11, which has no ``threading.setprofile_all_threads``, the job handed
+to the pool is wrapped to install the same profile in its thread): a *stop* is a call that
+crosses into a module of ``mcp_tools`` from another one. The caller is the nearest
+``mcp_tools`` frame below on the same thread; a frame with none (the first frame of a worker
+job, an event-loop callback) is entered from the last stop. Not
 counted, as in issue 24: ``conf``, ``_jsonrpc`` and ``observability`` (settings reads, JSON
 bytes, the record around the call), property reads, code Python generates for value objects
 (a dataclass's ``__init__``) and a coroutine resuming after an ``await``. Everything before
@@ -120,6 +122,25 @@ def tracing() -> Iterator[Route]:
             if came_from != module:
                 route.stops.append(module.removeprefix(PACKAGE + "."))
 
+    # Python 3.11 has no threading.setprofile_all_threads: the pool's worker threads predate
+    # the block, so the job each one runs is wrapped to install the profile for its duration.
+    # Imported here: ``main`` only starts pytest and runs without Django set up.
+    from mcp_tools.execution import bounds as bounds_module
+
+    real_submit = bounds_module._pool().submit
+
+    def submit(fn: Any, /, *args: Any, **kwargs: Any) -> Any:
+        def profiled() -> Any:
+            sys.setprofile(profile)
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                sys.setprofile(None)
+
+        return real_submit(profiled)
+
+    pool = bounds_module._pool()
+    pool.submit = submit  # type: ignore[method-assign]
     threading.setprofile(profile)
     sys.setprofile(profile)
     try:
@@ -127,6 +148,7 @@ def tracing() -> Iterator[Route]:
     finally:
         sys.setprofile(None)
         threading.setprofile(None)
+        del pool.submit
 
 
 def main() -> int:

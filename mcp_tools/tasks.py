@@ -64,7 +64,6 @@ from mcp_tools.execution.runner import run_tool
 from mcp_tools.registry import ToolSpec
 from mcp_tools.rpc.replies import Reply, error, render, result
 from mcp_tools.rpc.request import RpcRequest
-from mcp_tools.surfaces import TASKS_EXTENSION
 from mcp_tools.taskrunner import runner
 from mcp_tools.taskstore import Owner, TaskStore, TaskView
 from tenancy import evaluate
@@ -84,10 +83,6 @@ store = TaskStore()
 
 def owner_of(ctx: CallContext) -> Owner:
     return Owner(tenant_key=str(ctx.tenant_id), owner_key=str(ctx.user_id))
-
-
-def required_capability() -> dict[str, Any]:
-    return {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}
 
 
 # --- creating and running -----------------------------------------------------------------

@@ -15,6 +15,7 @@ off the common path. A future revision is one new module.
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
 if TYPE_CHECKING:
@@ -30,11 +31,12 @@ if TYPE_CHECKING:
 Handler = Callable[["RpcRequest"], Awaitable[Any]]
 
 
+@dataclass(frozen=True)
 class Era:
     """One protocol revision at one version (``version``)."""
 
-    # How call records name the era: ``handshake``, or the version.
-    label: str
+    version: str
+
     # JSON-RPC error code → HTTP status (200 when absent).
     statuses: ClassVar[Mapping[int, int]]
     # Methods served in this era: name → (handler, validate params against the SDK's models).
@@ -43,28 +45,20 @@ class Era:
     cache_fields: ClassVar[Mapping[str, Any]]
     # The client may be asked for input (elicitation, sampling, roots) on this request.
     can_ask: ClassVar[bool]
-    envelope: Callable[[dict[str, Any], Mapping[str, Any]], dict[str, Any]]
 
     # A task requested on the call runs the whole tool as one (2025-11-25 ``params.task``),
     # rather than from the tool's ``ctx.continue_as_task()`` on (2026-07-28).
     tasks_up_front: ClassVar[bool]
 
-    def __init__(self, version: str) -> None:
-        self.version = version
-        self.label = self.label_for(version)
+    @staticmethod
+    def envelope(result: dict[str, Any], server_info: Mapping[str, Any]) -> dict[str, Any]:
+        """A result as this era sends it (2026-07-28 stamps it with ``server_info``)."""
+        raise NotImplementedError("eras must provide envelope()")
 
-    @classmethod
-    def label_for(cls, version: str) -> str:
-        return version
-
-    def __repr__(self) -> str:
-        return f"{type(self).__name__}({self.version!r})"
-
-    def __eq__(self, other: object) -> bool:
-        return type(other) is type(self) and other.version == self.version
-
-    def __hash__(self) -> int:
-        return hash((type(self), self.version))
+    @property
+    def label(self) -> str:
+        """How call records name the era: ``handshake``, or the version."""
+        return self.version
 
     async def serve(
         self,

@@ -37,8 +37,8 @@ ACCEPTED: Final = Reply(202, None)
 class Handshake(Era):
     tasks_up_front = True
 
-    @classmethod
-    def label_for(cls, version: str) -> str:
+    @property
+    def label(self) -> str:
         return "handshake"
 
     statuses = MappingProxyType({})

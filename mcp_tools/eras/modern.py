@@ -66,7 +66,7 @@ class Modern(Era):
         {"ttlMs": listing.LIST_TTL_MS, "cacheScope": listing.CACHE_SCOPE}
     )
     can_ask = True
-    envelope = staticmethod(replies.stamped)
+    envelope = staticmethod(listing.modern_envelope)
     methods = MappingProxyType(
         {
             "server/discover": (lifecycle.discover, True),

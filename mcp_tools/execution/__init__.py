@@ -4,6 +4,7 @@ The public execution entry point for another protocol over the same tools (A2A d
 ``a2a_tools``): validate, run bounded, run a tool (the one read/write choice), shape errors.
 """
 
+from mcp_tools._jsonrpc import unstorable_strings
 from mcp_tools.codes import (
     CODE_CAPABILITY_REQUIRED,
     CODE_IN_PROGRESS,
@@ -16,7 +17,7 @@ from mcp_tools.codes import (
     TIMED_OUT,
     UNAUTHENTICATED,
 )
-from mcp_tools.execution.arguments import unstorable_strings, validate_arguments
+from mcp_tools.execution.arguments import validate_arguments
 from mcp_tools.execution.bounds import (
     MAX_WORKER_THREADS,
     BoundError,
@@ -30,11 +31,11 @@ from mcp_tools.execution.results import (
     failure_result,
     internal_error_result,
     run_read,
+    run_write,
     success_result,
     translate,
 )
 from mcp_tools.execution.runner import run_tool
-from mcp_tools.execution.writes import run_write
 
 __all__ = [
     "CODE_CAPABILITY_REQUIRED",

@@ -15,11 +15,12 @@ from django.utils.module_loading import import_string
 from pydantic import BaseModel
 
 from mcp_tools import _jsonrpc, conf
-from mcp_tools.codes import CODE_INTERNAL
+from mcp_tools.codes import CODE_IN_PROGRESS, CODE_INTERNAL, CODE_KEY_REUSED
 from mcp_tools.context import CallContext
 from mcp_tools.error_pages import database_unavailable
 from mcp_tools.exceptions import ToolError, ToolFailure
-from mcp_tools.registry import ToolSpec
+from mcp_tools.execution import writes
+from mcp_tools.registry import REPLAYED_FIELD, ToolSpec
 
 logger = logging.getLogger("mcp_tools.calls")
 
@@ -124,3 +125,52 @@ def run_read(spec: ToolSpec, ctx: CallContext, validated: BaseModel) -> dict[str
             return failure_result(failure)
         logger.exception("MCP tool %s failed (request %s)", spec.name, ctx.request_id)
         return internal_error_result(spec, ctx.request_id)
+
+
+def run_write(spec: ToolSpec, ctx: CallContext, validated: BaseModel) -> dict[str, Any]:
+    """Worker-thread body of a write tool: inside the idempotent unit.
+
+    Domain failures are ``Failure`` (never stored; the claim is released); a replay returns
+    the stored result with ``replayed: true`` and runs nothing.
+    """
+    import idempotency as port
+
+    scope = writes.scope_for(spec, ctx, validated)
+
+    def work() -> Any:
+        try:
+            value = _invoke(spec, ctx, validated)
+        except Exception as exc:
+            failure = translate(exc)
+            if failure is None:
+                raise
+            return port.Failure(failure)
+        return port.Success(_structured(spec, value))
+
+    try:
+        outcome = port.IdempotentUnit().run(scope, work)
+    except Exception as exc:
+        if database_unavailable(exc):
+            raise  # nothing committed; the client retries the same key after the 503
+        logger.exception("MCP tool %s failed (request %s)", spec.name, ctx.request_id)
+        return internal_error_result(spec, ctx.request_id)
+    if isinstance(outcome, port.Executed):
+        if isinstance(outcome.result, port.Failure):
+            return failure_result(outcome.result.error)
+        return structured_result({**outcome.result.result, REPLAYED_FIELD: False})
+    if isinstance(outcome, port.Replayed):
+        return structured_result({**outcome.result, REPLAYED_FIELD: True})
+    if isinstance(outcome, port.KeyConflict):
+        return error_result(
+            CODE_KEY_REUSED,
+            "This idempotencyKey was already used with different arguments; "
+            "use a new key for a new write.",
+        )
+    if isinstance(outcome, port.InProgress):
+        retry = max(float(outcome.retry_after), 0.0)
+        return error_result(
+            CODE_IN_PROGRESS,
+            f"An identical call with this idempotencyKey is still running; retry in {retry:g} s.",
+            {"retryAfterSeconds": retry},
+        )
+    raise TypeError(f"unexpected idempotency outcome {outcome!r}")

@@ -20,8 +20,7 @@ from mcp_tools.context import CallContext
 from mcp_tools.exchange import ClientCapabilityMissing, ContinueAsTask, InputRequired
 from mcp_tools.execution.arguments import validate_arguments
 from mcp_tools.execution.bounds import BoundError
-from mcp_tools.execution.results import run_read
-from mcp_tools.execution.writes import run_write
+from mcp_tools.execution.results import run_read, run_write
 from mcp_tools.factories import ToolFactorySpec
 from mcp_tools.registry import ToolSpec
 

@@ -22,7 +22,6 @@ from mcp_tools.context import CallContext
 from mcp_tools.error_pages import database_unavailable
 from mcp_tools.exceptions import ResourceNotFoundError
 from mcp_tools.execution import bounds, runner
-from mcp_tools.execution.arguments import unstorable_strings
 from mcp_tools.execution.results import translate
 from mcp_tools.prompts import PromptSpec
 from mcp_tools.resources import ResourceSpec, ResourceTemplateSpec, contents_of
@@ -249,7 +248,7 @@ async def _complete(req: RpcRequest) -> Reply:
         return error(era, rid, INVALID_PARAMS, "Unknown completion reference", {"ref": dict(ref)})
     completer = target.completers.get(str(argument.get("name")))
     value = argument.get("value")
-    unstorable = unstorable_strings({"value": value, "context": known})
+    unstorable = _jsonrpc.unstorable_strings({"value": value, "context": known})
     if unstorable:
         problems = {"errors": unstorable}
         return error(era, rid, INVALID_PARAMS, "Invalid completion argument", problems)

@@ -13,10 +13,9 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final
 
 from mcp.shared.inbound import ERROR_CODE_HTTP_STATUS, InboundLadderRejection
-from mcp_types import SERVER_INFO_META_KEY
 from mcp_types.jsonrpc import INVALID_PARAMS, INVALID_REQUEST
 
-from mcp_tools import _jsonrpc, requeststate
+from mcp_tools import _jsonrpc, observability, requeststate
 from mcp_tools.codes import FORBIDDEN
 from mcp_tools.execution import bounds, runner
 
@@ -45,12 +44,6 @@ class Reply:
 def plain(result: dict[str, Any], server_info: Mapping[str, Any]) -> dict[str, Any]:
     """A handshake-era result: as the method made it."""
     return result
-
-
-def stamped(result: dict[str, Any], server_info: Mapping[str, Any]) -> dict[str, Any]:
-    """A 2026-07-28 result: ``resultType`` and the server info in ``_meta``."""
-    meta = {**result.get("_meta", {}), SERVER_INFO_META_KEY: dict(server_info)}
-    return {**result, "resultType": result.get("resultType", "complete"), "_meta": meta}
 
 
 def error(era: Era, request_id: Any, code: int, message: str, data: Any = None) -> Reply:
@@ -93,6 +86,7 @@ def render(req: RpcRequest, outcome: runner.Outcome | Reply) -> Reply:
     """The reply to ``outcome`` (the one place outcomes become replies)."""
     era, rid = req.era, req.rid
     if isinstance(outcome, runner.Done):
+        observability.note_result(outcome.value)  # observability: spares reading the body back
         return Reply(
             200, _jsonrpc.result_bytes(rid, era.envelope(outcome.value, req.catalogue.server_info))
         )

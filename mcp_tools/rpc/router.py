@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import uuid
 from collections.abc import Mapping
+from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
 from django.http import HttpRequest
@@ -18,15 +19,13 @@ from mcp_types import methods as wire_methods
 from mcp_types.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND
 from pydantic import ValidationError
 
-from mcp_tools import _jsonrpc
+from mcp_tools import _jsonrpc, context, surfaces
 from mcp_tools.codes import FORBIDDEN
-from mcp_tools.context import CallContext, request_in_flight
 from mcp_tools.exceptions import CallContextRefusedError, UnknownSurfaceError
 from mcp_tools.exchange import Exchange
 from mcp_tools.rpc.replies import Reply, error, render
 from mcp_tools.rpc.request import RpcRequest
 from mcp_tools.streaming import StreamReply
-from mcp_tools.surfaces import active_catalogue
 
 if TYPE_CHECKING:
     from mcp_tools.eras import Era
@@ -50,24 +49,25 @@ async def serve(
 ) -> Reply | StreamReply:
     """Answer one admitted JSON-RPC request in ``era`` for the caller's surface."""
     request_id = uuid.uuid4().hex
-    with request_in_flight(request):
+    with ExitStack() as serving:
         try:
-            ctx = CallContext.from_request(
-                request,
-                tenant=tenant,
-                request_id=request_id,
-                protocol_version=era.version,
-                client_capabilities=capabilities,
-                exchange=exchange,
+            ctx = serving.enter_context(
+                context.serving(
+                    request,
+                    tenant=tenant,
+                    request_id=request_id,
+                    protocol_version=era.version,
+                    client_capabilities=capabilities,
+                    exchange=exchange,
+                )
             )
         except CallContextRefusedError:
             logger.exception("MCP call context refused (request %s)", request_id)
             return Reply(
                 500, _jsonrpc.error_bytes(None, -32603, f"Internal error (request id {request_id})")
             )
-        catalogue = active_catalogue()
         try:
-            surface = catalogue.surface_for(ctx.role)
+            catalogue, surface = surfaces.surface_for(ctx.role)
         except UnknownSurfaceError:
             security_logger.warning("MCP caller without a surface refused: %r", ctx.role)
             body = _jsonrpc.error_bytes(

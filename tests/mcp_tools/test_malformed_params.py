@@ -110,7 +110,7 @@ NUL_CASES: list[tuple[str, dict[str, Any]]] = [
 )
 @mutation(
     "mcp_tools/resources.py",
-    find="if values is None or execution.unstorable_strings(values):",
+    find="if values is None or _jsonrpc.unstorable_strings(values):",
     replace="if values is None:",
 )
 @pytest.mark.parametrize(("method", "params"), NUL_CASES)
