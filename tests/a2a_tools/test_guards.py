@@ -253,7 +253,8 @@ def test_mcp_and_a2a_share_one_execution_for_the_same_key_and_arguments(
     other arguments is KeyReused on either.
 
     Mutation: give A2A writes their own operation key (``a2a:tool:<name>`` instead of
-    ``spec.operation_key`` in ``execution.run_write``'s scope, via a per-protocol prefix) → red."""
+    ``spec.operation_key`` in ``execution.writes.scope_for``, via a per-protocol prefix)
+    → red."""
     mcp, a2a = mcp_client_pair
     before = controls.executions["mcptest_record_note"]
     written = mcp.call("mcptest_record_note", {"idempotencyKey": "both-1", "text": "hi"})

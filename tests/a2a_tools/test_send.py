@@ -258,7 +258,7 @@ def test_a_message_to_a_finished_task_is_unsupported_and_to_a_missing_one_not_fo
     "a2a_tools/invocation.py",
     find='    arguments = data.get("arguments", {})\n',
     replace=(
-        "    from google.protobuf.json_format import MessageToDict\n"
+        "    from google.protobuf.json_format import MessageToDict, ParseDict\n"
         "    from google.protobuf.struct_pb2 import Struct\n"
         "\n"
         '    arguments = MessageToDict(ParseDict(data.get("arguments") or {}, Struct()))\n'

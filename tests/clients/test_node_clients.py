@@ -97,7 +97,7 @@ def test_typescript_sdk_hands_our_tool_errors_to_its_caller(
     demo_server: DemoServer, tmp_path: Path
 ) -> None:
     """Mutation: put ``"structuredContent": {"error": error}`` back into
-    ``mcp_tools.calls.error_result`` → SDK 1.x's ``callTool`` throws McpError -32602
+    ``mcp_tools.execution.results.error_result`` → SDK 1.x's ``callTool`` throws McpError -32602
     ("Structured content does not match the tool's output schema") for every tool error and
     our code never reaches the caller → red.
 
@@ -242,8 +242,8 @@ def test_inspector_cli_shows_our_codes_and_exit_statuses(
     demo_server: DemoServer, tmp_path: Path
 ) -> None:
     """Mutation: answer a tool error without ``isError: true`` (``"isError": False`` in
-    ``mcp_tools.calls.error_result``) → the Inspector rejects it for lacking the structured
-    content the outputSchema promises (exit 1, our code lost) → red. The Inspector
+    ``mcp_tools.execution.results.error_result``) → the Inspector rejects it for lacking the
+    structured content the outputSchema promises (exit 1, our code lost) → red. The Inspector
     refuses a tool its ``tools/list`` lacks before sending anything (``tool_not_found``), so
     the hidden tool is asserted through that list."""
     node.require(node.INSPECTOR)
@@ -405,7 +405,7 @@ def result(reply: dict[str, Any]) -> dict[str, Any]:
 @mutation("cluck/urls.py", find='    path("", include("tenancy.oauth.urls")),\n', replace="")
 def test_mcp_remote_relays_our_codes_over_stdio(demo_server: DemoServer, tmp_path: Path) -> None:
     """Mutation: answer a hidden tool as an ``isError`` result instead of -32602 (make
-    ``mcp_tools.toolcall.call_tool`` treat it as a tool error) → the readonly session gets a
+    ``mcp_tools.methods.tools.call_tool`` treat it as a tool error) → the readonly session gets a
     result → red.
 
     Three proxies: the owner's story in the handshake era, readonly with ``--protocol auto``

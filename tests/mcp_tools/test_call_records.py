@@ -59,7 +59,7 @@ def records(caplog):
     replace="",
 )
 def test_each_tool_call_writes_one_record_with_who_what_how_and_how_long(mcp_client, records):
-    """Mutation: drop ``@observability.observed_tool_call`` from ``toolcall.call_tool`` → no
+    """Mutation: drop ``@observability.observed_tool_call`` from ``methods.tools.call_tool`` → no
     record → red."""
     client = mcp_client("Owner")
     client.call("mcptest_whoami")

@@ -36,7 +36,7 @@ def _modern_call(client, name: str, capabilities: dict) -> tuple[int, dict]:
 def test_an_undeclared_capability_is_minus_32021_with_http_400_and_the_tool_never_runs(
     mcp_client,
 ):
-    """Mutation: make ``toolcall.call_tool`` find no capability missing (``missing`` always
+    """Mutation: make ``methods.tools.call_tool`` find no capability missing (``missing`` always
     empty) → red (the tool runs and answers 200)."""
     client = mcp_client()
     status, reply = _modern_call(client, "test_missing_capability", {"elicitation": {}})

@@ -50,8 +50,8 @@ def _every_tool() -> list[Any]:
     ),
 )
 def test_every_framework_error_result_is_accepted_by_a_conforming_client():
-    """Mutation: put ``structuredContent: {"error": …}`` back into ``calls.error_result`` → red
-    for every tool that declares an ``outputSchema``."""
+    """Mutation: put ``structuredContent: {"error": …}`` back into
+    ``execution.results.error_result`` → red for every tool that declares an ``outputSchema``."""
     specs = _every_tool()
     assert any(spec.output_schema is not None for spec in specs)
     for spec in specs:

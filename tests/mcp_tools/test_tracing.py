@@ -181,7 +181,8 @@ def test_a_tool_error_and_a_protocol_error_mark_the_span(mcp_client, spans):
 )
 def test_spans_a_tool_starts_are_children_of_its_call_span(mcp_client, spans, monkeypatch):
     """Tools run in worker threads. Mutation: submit ``in_thread`` without
-    ``observability.carry`` in ``execution.run_bounded`` → red (the tool's span starts a trace)."""
+    ``observability.carry`` in ``execution.bounds.run_bounded`` → red (the tool's span starts a
+    trace)."""
     invoke = tool_results._invoke
 
     def traced(spec: Any, ctx: Any, validated: Any) -> Any:

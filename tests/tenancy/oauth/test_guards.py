@@ -285,7 +285,7 @@ def test_the_workers_flock_scope_holds_through_oauth():
     replace="        refused = None",
 )
 def test_a_read_scoped_token_steps_up_for_a_write_tool_its_role_allows():
-    """Mutation: in ``mcp_tools.toolcall.call_tool`` skip ``scopes.refusal`` → red (the
+    """Mutation: in ``mcp_tools.methods.tools.call_tool`` skip ``scopes.refusal`` → red (the
     write runs, or fails validation, with HTTP 200)."""
     membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["Manager"])
     token = grant_tokens(membership, scope="mcp:read")["access_token"]
@@ -314,7 +314,7 @@ def test_a_read_scoped_token_steps_up_for_a_write_tool_its_role_allows():
     replace="    scoped = None",
 )
 def test_reads_beyond_tools_need_the_read_scope_and_listings_follow_the_role():
-    """Mutations: in ``mcp_tools.handlers.handle`` skip ``scopes.refusal`` → red (a token
+    """Mutations: in ``mcp_tools.methods.features.handle`` skip ``scopes.refusal`` → red (a token
     without ``mcp:read`` reads a resource, gets a prompt, completes); in
     ``mcp_tools.tasks.handle`` skip it → red (``tasks/get`` answers -32602 instead of 403)."""
     membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["Manager"])
