@@ -31,10 +31,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.harness import (  # noqa: E402
+    add_smoke_option,
     embedded_database,
     measure,
     median_ratio,
     migrate_and_seed,
+    smoke_done,
     uvicorn_server,
 )
 
@@ -108,7 +110,10 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--tools", default=",".join(TOOLS), help="comma-separated read tools")
+    add_smoke_option(parser)
     options = parser.parse_args()
+    if options.smoke:
+        options.requests, options.rounds = 3, 1
     n, conc, tools = options.requests, options.concurrency, options.tools.split(",")
     figures: dict[tuple[str, str], list[tuple[float, float]]] = {
         (tool, kind): [] for tool in tools for kind in KINDS
@@ -156,6 +161,8 @@ def main() -> None:
             f"{tool}: A2A vs MCP p50 {paired(tool, 0) - 1:+.1%}, throughput "
             f"{paired(tool, 1) - 1:+.1%} (target: within 10 %)"
         )
+    if options.smoke:
+        smoke_done()
 
 
 if __name__ == "__main__":

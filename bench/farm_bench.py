@@ -1,6 +1,6 @@
 """Farm tools vs their REST routes, side by side from one run (a benchmark, not a test).
 
-    .venv/bin/python bench/farm_bench.py [--requests 150] [--rounds 5]
+    .venv/bin/python bench/farm_bench.py [--requests 150] [--rounds 5] [--smoke]
 
 Starts a throwaway embedded PostgreSQL, migrates, seeds the demo farms, starts one uvicorn
 worker and measures, interleaved so drift hits both sides alike:
@@ -11,11 +11,18 @@ worker and measures, interleaved so drift hits both sides alike:
 
 Prints medians (ms) and ratios. Each ratio is the median of the rounds' own ratios: the VM's
 speed drifts between rounds, so only same-round comparisons are fair.
+
+The server runs with both rate budgets out of the way (``RATES``: a run sends thousands of
+requests a minute from one token), and the day recorded is a month before the farm's today
+(inside its late-entry grace, before the demo's submitted fortnight). ``--smoke`` measures one
+round of a few requests, after sending one request more than the default budgets on each
+side, so a bench whose limits are no longer raised fails in the smoke run too.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime as dt
 import json
 import statistics
 import sys
@@ -23,6 +30,7 @@ import tempfile
 import time
 import uuid
 from pathlib import Path
+from zoneinfo import ZoneInfo
 
 import httpx
 
@@ -30,11 +38,24 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from bench.harness import (  # noqa: E402
+    add_smoke_option,
     embedded_database,
     median_ratio,
     seed_demo,
+    smoke_done,
     uvicorn_server,
 )
+
+# Both budgets out of the way: REST (TenancyMiddleware) and /mcp, each "300/m" by default.
+RATES = {"TENANCY_API_RATE": "100000000/m", "MCP_TOOLS_RATE": "100000000/m"}
+DEFAULT_BUDGET = 300  # per minute, cluck/settings.py's default for both
+FARM_TIME_ZONE = "Asia/Manila"  # the demo farm's (cluck seed_demo)
+
+
+MCP_HEADERS = {
+    "Accept": "application/json, text/event-stream",
+    "MCP-Protocol-Version": "2025-11-25",
+}
 
 
 def _mcp(client: httpx.Client, name: str, arguments: dict[str, object]) -> None:
@@ -47,11 +68,7 @@ def _mcp(client: httpx.Client, name: str, arguments: dict[str, object]) -> None:
     response = client.post(
         "/mcp",
         content=json.dumps(body),
-        headers={
-            "Content-Type": "application/json",
-            "Accept": "application/json, text/event-stream",
-            "MCP-Protocol-Version": "2025-11-25",
-        },
+        headers={"Content-Type": "application/json", **MCP_HEADERS},
     )
     result = response.json()["result"]
     assert response.status_code == 200 and not result["isError"], response.text
@@ -67,31 +84,51 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--requests", type=int, default=150, help="per workload and round")
     parser.add_argument("--rounds", type=int, default=5)
+    add_smoke_option(parser)
     args = parser.parse_args()
+    warmup = 20
+    if args.smoke:
+        args.requests, args.rounds, warmup = 3, 1, 2
 
     with tempfile.TemporaryDirectory(prefix="cluck-bench-") as workdir:
         with embedded_database(Path(workdir)) as url:
             env, token = seed_demo(url, "bench")
-            served = uvicorn_server({**env, "MCP_TOOLS_RATE": "100000/m"})
+            served = uvicorn_server({**env, **RATES})
             with (
                 served as base,
                 httpx.Client(
                     base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=30
                 ) as client,
             ):
-                rounds = _measure(client, args.requests, args.rounds)
+                if args.smoke:
+                    _beyond_default_budgets(client)
+                rounds = _measure(client, args.requests, args.rounds, warmup)
     _report(rounds, args.requests)
+    if args.smoke:
+        smoke_done()
+
+
+def _beyond_default_budgets(client: httpx.Client) -> None:
+    """One request more than the default budget on each side, the cheapest there is: a
+    full run sends many times that within a minute, so a 429 here is the run's 429."""
+    for n in range(DEFAULT_BUDGET + 1):
+        rest = client.get("/api/v1/me/")
+        assert rest.status_code == 200, f"REST request {n + 1}: {rest.status_code} {rest.text}"
+        body = {"jsonrpc": "2.0", "id": n, "method": "ping", "params": {}}
+        mcp = client.post("/mcp", json=body, headers=MCP_HEADERS)
+        assert mcp.status_code == 200, f"/mcp request {n + 1}: {mcp.status_code} {mcp.text}"
 
 
 WORKLOADS = ("rest_list", "mcp_list", "rest_rec", "mcp_rec")
 
 
 def _measure(
-    client: httpx.Client, requests: int, rounds_count: int
+    client: httpx.Client, requests: int, rounds_count: int, warmup: int
 ) -> list[dict[str, list[float]]]:
     flocks = client.get("/api/v1/flocks/?status=Active").json()["items"]
     flock_id = next(f for f in flocks if f["name"] == "House 1 White")["id"]
-    day = "2026-06-01"
+    # A month back: inside the farm's late-entry grace, outside the demo's submitted days.
+    day = (dt.datetime.now(ZoneInfo(FARM_TIME_ZONE)).date() - dt.timedelta(days=30)).isoformat()
     record = {
         "date": day,
         "totalEggs": 900,
@@ -122,7 +159,7 @@ def _measure(
         )
 
     for fn in (rest_list, mcp_list, rest_record, mcp_record):
-        for _ in range(20):
+        for _ in range(warmup):
             fn()
     rounds: list[dict[str, list[float]]] = []
     for _ in range(rounds_count):

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import asyncio
 import os
 import socket
@@ -16,6 +17,20 @@ from pathlib import Path
 import httpx
 
 ROOT = Path(__file__).resolve().parent.parent
+# The last line every bench prints after ``--smoke`` (tests/test_bench_smoke.py looks for it).
+SMOKE_DONE = "smoke run: done"
+
+
+def add_smoke_option(parser: argparse.ArgumentParser) -> None:
+    """``--smoke``: one round of a few requests through every path of the bench, in seconds;
+    it proves the bench still runs (``./scripts/test``), its figures mean nothing."""
+    parser.add_argument(
+        "--smoke", action="store_true", help="a round of a few requests: does the bench run?"
+    )
+
+
+def smoke_done() -> None:
+    print(SMOKE_DONE, flush=True)
 
 
 async def measure(
@@ -137,16 +152,24 @@ def uvicorn_server(
 
 @contextmanager
 def uvicorn_process(
-    env: dict[str, str], *, ready_path: str = "/api/v1/me/", workers: int = 1
+    env: dict[str, str],
+    *,
+    ready_path: str = "/api/v1/me/",
+    workers: int = 1,
+    python: str | Path = sys.executable,
+    app: str = "cluck.asgi:application",
 ) -> Iterator[tuple[str, subprocess.Popen[bytes]]]:
-    """Like ``uvicorn_server``, yielding ``(url, process)`` (the process to profile)."""
+    """Like ``uvicorn_server``, yielding ``(url, process)`` (the process to profile).
+
+    ``python`` and ``app``: another venv's interpreter and application (bench/peers/).
+    """
     port = free_port()
     process = subprocess.Popen(
         [
-            sys.executable,
+            str(python),
             "-m",
             "uvicorn",
-            "cluck.asgi:application",
+            app,
             "--lifespan",
             "off",
             "--host",
@@ -168,7 +191,7 @@ def uvicorn_process(
         deadline = time.monotonic() + 180
         while True:
             if process.poll() is not None:
-                raise RuntimeError(f"the bench server exited with {process.returncode}")
+                raise RuntimeError(f"the bench server {app} exited with {process.returncode}")
             try:
                 httpx.get(url + ready_path, timeout=1)
                 break

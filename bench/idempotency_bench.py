@@ -37,7 +37,13 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import embedded_database, migrate_and_seed, uvicorn_server  # noqa: E402
+from bench.harness import (  # noqa: E402
+    add_smoke_option,
+    embedded_database,
+    migrate_and_seed,
+    smoke_done,
+    uvicorn_server,
+)
 
 ROUTE = "/api/v1/customers/"
 OFF_SETTINGS = """from cluck.settings import *  # noqa: F403
@@ -139,7 +145,10 @@ def main() -> None:
         action="store_true",
         help="also measure through Django's test client with a persistent connection",
     )
+    add_smoke_option(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.requests, args.warmup, args.in_process = 3, 2, True
 
     root = Path(tempfile.mkdtemp(prefix="cluck-idem-bench-"))
     try:
@@ -178,6 +187,8 @@ def main() -> None:
             f"POST {ROUTE} in process: Django test client, one persistent DB connection",
             args,
         )
+    if args.smoke:
+        smoke_done()
 
 
 def report(samples: dict[str, list[float]], title: str, args: argparse.Namespace) -> None:

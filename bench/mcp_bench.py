@@ -1,6 +1,7 @@
 """MCP benchmark (not a test): what ``/mcp`` costs against the same work without MCP.
 
     .venv/bin/python bench/mcp_bench.py [--requests 200] [--concurrency 8] [--rounds 9]
+                                        [--no-redis] [--no-peers] [--smoke]
 
 Starts an embedded PostgreSQL and a Redis (``cluck.devredis``) in temporary directories,
 migrates, seeds one farm with an owner and a bearer token, then real ``uvicorn`` processes
@@ -18,7 +19,15 @@ numbers and answer JSON-RPC.
   era (2025-11-25 header) and in the 2026-07-28 era (``_meta`` envelope, routing headers);
 - ``dsm-2025`` / ``dsm-2026``: the same tool on django-stateless-mcp (``pip install -e
   .[bench]``) mounted in the same project behind the same authentication and rate count;
-- ``redis …``: the same kinds on the server counting on Redis.
+- ``redis …``: the same kinds on the server counting on Redis;
+- ``dms-2025``: the same tool on django-mcp-server 0.5 (mcp 1.x, which has no 2026-07-28
+  era), ``mcpz-2025`` / ``mcpz-2026``: on django-mcpz 1.2. Each peer runs in its own venv
+  (``bench/peers/venvs.py``: created once under ``var/bench-peers/``, PyPI needed the first
+  time) and its own uvicorn process, a minimal project (``bench/peers/``) on its own
+  database of the same PostgreSQL, with Cluck's middleware chain, the same token check and
+  the same rate count in front of the peer's view, answered through the peer's own hooks.
+  A peer venv that cannot be created stops the run with the reason (``--no-peers`` skips
+  them, and says so).
 
 Each round measures every kind twice: sequential latency, interleaved request by request
 across kinds (so drift in the machine's speed hits every kind alike), and throughput with
@@ -35,6 +44,7 @@ import argparse
 import asyncio
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -49,11 +59,15 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.harness import (  # noqa: E402
+    add_smoke_option,
     embedded_database,
     median_ratio,
     migrate_and_seed,
+    smoke_done,
     uvicorn_process,
 )
+from bench.peers import venvs  # noqa: E402
+from cluck.devdb import _ensure_database, _with_database  # noqa: E402
 from cluck.devredis import redis_server  # noqa: E402
 
 MODERN_META = {
@@ -63,6 +77,18 @@ MODERN_META = {
 HEADERS = {"Accept": "application/json, text/event-stream"}
 KINDS = ["bare", "bare+rate", "mcp-2025", "mcp-2026", "dsm-2025", "dsm-2026"]
 REDIS_KINDS = ["bare+rate", "mcp-2025", "mcp-2026"]
+# The peers in their own processes: kind -> peer (bench/peers/venvs.py). django-mcp-server
+# serves only the 2025 revisions (mcp 1.x answers 2026-07-28 "Unsupported protocol version").
+PEER_KINDS = {
+    "dms-2025": "django-mcp-server",
+    "mcpz-2025": "django-mcpz",
+    "mcpz-2026": "django-mcpz",
+}
+PEER_NAMES = {
+    "dsm": "django-stateless-mcp",
+    "dms": "django-mcp-server",
+    "mcpz": "django-mcpz",
+}
 
 
 def call_for(kind: str, i: int) -> tuple[str, dict[str, Any], dict[str, str]]:
@@ -79,7 +105,7 @@ def call_for(kind: str, i: int) -> tuple[str, dict[str, Any], dict[str, str]]:
         return "/mcp", body, {**HEADERS, "MCP-Protocol-Version": "2025-11-25"}
     if kind in ("bare", "bare+rate"):
         return ("/bench/bare" if kind == "bare" else "/bench/bare-limited"), body, HEADERS
-    path = "/mcp" if kind.startswith("mcp-") else "/bench/dsm/mcp"
+    path = "/bench/dsm/mcp" if kind.startswith("dsm-") else "/mcp"
     if kind.endswith("-2025"):
         return path, body, {**HEADERS, "MCP-Protocol-Version": "2025-11-25"}
     body["params"]["_meta"] = MODERN_META
@@ -108,10 +134,10 @@ def cpu_seconds(pid: int) -> float:
 
 
 class Target:
-    """One server process: its URL and pid."""
+    """One server process: its URL, pid and the bearer token of its seeded member."""
 
-    def __init__(self, url: str, pid: int) -> None:
-        self.url, self.pid = url, pid
+    def __init__(self, url: str, pid: int, bearer: str) -> None:
+        self.url, self.pid, self.bearer = url, pid, bearer
 
 
 async def _post(http: httpx.AsyncClient, kind: str, i: int) -> float:
@@ -129,16 +155,20 @@ async def _drain(http: httpx.AsyncClient, kind: str, queue: list[int]) -> None:
 
 
 async def _round(
-    targets: dict[str, Target], bearer: str, n: int, concurrency: int, shift: int
+    targets: dict[str, Target], n: int, concurrency: int, shift: int
 ) -> dict[str, tuple[float, float, float]]:
     """``{kind: (p50 ms, rps, server CPU µs per call)}`` for one round."""
     kinds = list(targets)
     kinds = kinds[shift % len(kinds) :] + kinds[: shift % len(kinds)]
-    auth = {"Authorization": f"Bearer {bearer}"}
     limits = httpx.Limits(max_keepalive_connections=concurrency, max_connections=concurrency)
     clients = {
-        url: httpx.AsyncClient(base_url=url, headers=auth, limits=limits, timeout=60)
-        for url in {t.url for t in targets.values()}
+        t.url: httpx.AsyncClient(
+            base_url=t.url,
+            headers={"Authorization": f"Bearer {t.bearer}"},
+            limits=limits,
+            timeout=60,
+        )
+        for t in targets.values()
     }
     try:
         latencies: dict[str, list[float]] = {kind: [] for kind in kinds}
@@ -173,7 +203,7 @@ async def _list_p50(url: str, bearer: str, n: int) -> float:
 
 
 @contextmanager
-def _servers(database_url: str, redis_url: str) -> Iterator[dict[str, Target]]:
+def _servers(database_url: str, redis_url: str, bearer: str) -> Iterator[dict[str, Target]]:
     base = {"DATABASE_URL": database_url, "DJANGO_SETTINGS_MODULE": "bench.mcp_bench_settings"}
     with ExitStack() as stack:
         servers = {}
@@ -183,7 +213,47 @@ def _servers(database_url: str, redis_url: str) -> Iterator[dict[str, Target]]:
             ("redis", {"MCP_BENCH_EXTRA_TOOLS": "10", "CACHE_URL": redis_url}),
         ):
             url, process = stack.enter_context(uvicorn_process({**base, **env}))
-            servers[name] = Target(url, process.pid)
+            servers[name] = Target(url, process.pid, bearer)
+        yield servers
+
+
+def _in_peer_venv(python: Path, env: dict[str, str], *args: str) -> str:
+    """``python <args>`` in the peer's venv with the checkout on its path; its output."""
+    done = subprocess.run(
+        [str(python), *args],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **env},
+        capture_output=True,
+        text=True,
+    )
+    if done.returncode != 0:
+        raise RuntimeError(f"{python} {' '.join(args)} exited {done.returncode}:\n{done.stderr}")
+    return done.stdout
+
+
+@contextmanager
+def _peer_servers(database_url: str) -> Iterator[dict[str, Target]]:
+    """Each peer (bench/peers/) in its venv: its database migrated and seeded, its server."""
+    with ExitStack() as stack:
+        servers = {}
+        for peer in dict.fromkeys(PEER_KINDS.values()):
+            python = venvs.ensure(peer)
+            module = peer.replace("-", "_")
+            _ensure_database(database_url, f"peer_{module}")
+            env = {
+                "DATABASE_URL": _with_database(database_url, f"peer_{module}"),
+                "DJANGO_SETTINGS_MODULE": f"bench.peers.{module}.settings",
+            }
+            bearer = _in_peer_venv(python, env, "-m", "bench.peers.project.seed").split()[-1]
+            url, process = stack.enter_context(
+                uvicorn_process(
+                    env,
+                    ready_path="/mcp",
+                    python=python,
+                    app="bench.peers.project.asgi:application",
+                )
+            )
+            servers[peer] = Target(url, process.pid, bearer)
         yield servers
 
 
@@ -197,7 +267,13 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=9)
     parser.add_argument("--no-redis", action="store_true", help="skip the Redis server's kinds")
+    parser.add_argument(
+        "--no-peers", action="store_true", help="skip django-mcp-server and django-mcpz"
+    )
+    add_smoke_option(parser)
     options = parser.parse_args()
+    if options.smoke:
+        options.requests, options.rounds = 3, 1
     n, conc, rounds = options.requests, options.concurrency, options.rounds
     rows: dict[str, list[tuple[float, float, float]]] = {}
     lists: dict[int, list[float]] = {10: [], 500: []}
@@ -205,18 +281,28 @@ def main() -> None:
         database_url = stack.enter_context(embedded_database(Path(tmp)))
         redis_url = "" if options.no_redis else stack.enter_context(redis_server())
         bearer = migrate_and_seed(database_url, "bench.mcp_bench_settings")
-        with _servers(database_url, redis_url or "redis://127.0.0.1:1/0") as servers:
-            targets = {kind: servers["small"] for kind in KINDS}
-            if not options.no_redis:
-                targets.update({f"redis {kind}": servers["redis"] for kind in REDIS_KINDS})
-            for number in range(rounds):
-                figures = asyncio.run(_round(targets, bearer, n, conc, number))
-                for kind, row in figures.items():
-                    rows.setdefault(kind, []).append(row)
-                for tools, name in ((10, "small"), (500, "large")):
-                    lists[tools].append(asyncio.run(_list_p50(servers[name].url, bearer, n // 4)))
-                print(f"round {number + 1}/{rounds} done", file=sys.stderr, flush=True)
+        servers = stack.enter_context(
+            _servers(database_url, redis_url or "redis://127.0.0.1:1/0", bearer)
+        )
+        peers = {} if options.no_peers else stack.enter_context(_peer_servers(database_url))
+        targets = {kind: servers["small"] for kind in KINDS}
+        if not options.no_redis:
+            targets.update({f"redis {kind}": servers["redis"] for kind in REDIS_KINDS})
+        targets.update({kind: peers[peer] for kind, peer in PEER_KINDS.items() if peer in peers})
+        for number in range(rounds):
+            figures = asyncio.run(_round(targets, n, conc, number))
+            for kind, row in figures.items():
+                rows.setdefault(kind, []).append(row)
+            for tools, name in ((10, "small"), (500, "large")):
+                lists[tools].append(
+                    asyncio.run(_list_p50(servers[name].url, bearer, max(n // 4, 1)))
+                )
+            print(f"round {number + 1}/{rounds} done", file=sys.stderr, flush=True)
     report(rows, lists, n=n, concurrency=conc, rounds=rounds)
+    if options.no_peers:
+        print("\npeers skipped (--no-peers): django-mcp-server and django-mcpz not measured")
+    if options.smoke:
+        smoke_done()
 
 
 def report(
@@ -272,6 +358,27 @@ def report(
     for label, ours, base in others:
         p, t, c = (ratio(ours, base, i) for i in range(3))
         print(f"{label:<44}{p:>9.3f}{t:>13.3f}{c:>11.3f}")
+    peer_rows = [(era, peer) for era in ("2025", "2026") for peer in PEER_NAMES]
+    peer_rows = [(era, peer) for era, peer in peer_rows if f"{peer}-{era}" in rows]
+    if peer_rows:
+        print(
+            "\n/mcp vs the peers (same auth and count)      p50 ratio   throughput   CPU/call"
+            "  verdict\n(issue 24's target: ahead of each, p50 ratio < 1 and throughput > 1)"
+        )
+        for era, peer in peer_rows:
+            ours, base = f"mcp-{era}", f"{peer}-{era}"
+            p, t, c = (ratio(ours, base, i) for i in range(3))
+            label = f"/mcp {era} vs {PEER_NAMES[peer]}"
+            print(f"{label:<44}{p:>9.3f}{t:>13.3f}{c:>11.3f}  {_verdict(p < 1 and t > 1)}")
+        measured = {kind.partition("-")[0] for kind in rows}
+        missing = [
+            f"{PEER_NAMES[peer]} {era}"
+            for era in ("2025", "2026")
+            for peer in PEER_NAMES
+            if peer in measured and f"{peer}-{era}" not in rows
+        ]
+        if missing:
+            print(f"not measured (the peer does not serve that era): {', '.join(missing)}")
     small, large = statistics.median(lists[10]), statistics.median(lists[500])
     print(
         f"\ntools/list first page p50: {small:.2f} ms with ~10 tools, {large:.2f} ms with ~500 "

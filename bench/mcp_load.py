@@ -46,7 +46,13 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import embedded_database, seed_demo, uvicorn_process  # noqa: E402
+from bench.harness import (  # noqa: E402
+    add_smoke_option,
+    embedded_database,
+    seed_demo,
+    smoke_done,
+    uvicorn_process,
+)
 
 OVERLOADED, RATE_LIMITED = -32010, -32012
 HEADERS = {
@@ -265,7 +271,12 @@ def main() -> None:
         help="with --compare: reads call bench_sleep (an I/O-bound tool of this many ms, "
         "bench.mcp_bench_settings) instead of cluck_list_flocks",
     )
+    add_smoke_option(parser)
     options = parser.parse_args()
+    if options.smoke:
+        # One short level of the main run; --compare is the same levels on more servers.
+        options.seconds, options.clients, options.workers = 1.0, [2], [1]
+        options.slot_waits, options.compare = [0.0], None
     with tempfile.TemporaryDirectory(prefix="perf_mcp_load_") as tmp:
         with embedded_database(Path(tmp)) as database_url:
             env, bearer = seed_demo(database_url, "load")
@@ -274,6 +285,8 @@ def main() -> None:
                 _compare(options, env, bearer)
             else:
                 _run(options, env, bearer, postgres)
+    if options.smoke:
+        smoke_done()
 
 
 def _server_env(env: dict[str, str], wait: float, *, bench: bool = False) -> dict[str, str]:

@@ -29,7 +29,13 @@ import httpx
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import embedded_database, migrate_and_seed, uvicorn_server  # noqa: E402
+from bench.harness import (  # noqa: E402
+    add_smoke_option,
+    embedded_database,
+    migrate_and_seed,
+    smoke_done,
+    uvicorn_server,
+)
 from bench.mcp_bench import call_for, check  # noqa: E402
 
 
@@ -77,7 +83,11 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--kinds", nargs="+", default=["bare+rate", "mcp-2025", "mcp-2026"])
     parser.add_argument("--keep", type=Path, help="keep the .pstat files in this folder")
+    add_smoke_option(parser)
     options = parser.parse_args()
+    if options.smoke:
+        # Two kinds: the comparison's every step, one server (a yappi start-up) fewer.
+        options.requests, options.top, options.kinds = 3, 3, ["bare+rate", "mcp-2026"]
     n = options.requests
     results = {}
     with tempfile.TemporaryDirectory(prefix="perf_profile_") as tmp:
@@ -111,6 +121,8 @@ def main() -> None:
         grown = {f: (functions[f] - base_functions.get(f, 0)) / n for f in functions}
         for function, extra in sorted(grown.items(), key=lambda kv: -kv[1])[: options.top]:
             print(f"    {extra * 1e6:+7.0f} µs  {function}")
+    if options.smoke:
+        smoke_done()
 
 
 if __name__ == "__main__":

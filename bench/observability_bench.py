@@ -46,7 +46,12 @@ from typing import Any
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from bench.harness import embedded_database, migrate_and_seed  # noqa: E402
+from bench.harness import (  # noqa: E402
+    add_smoke_option,
+    embedded_database,
+    migrate_and_seed,
+    smoke_done,
+)
 
 TOOL = "cluck_list_flocks"
 CONFIGS = ("off", "on", "+log", "+otel")
@@ -207,7 +212,10 @@ def main() -> None:
     parser.add_argument("--calls", type=int, default=200, help="end-to-end calls per round")
     parser.add_argument("--rounds", type=int, default=11)
     parser.add_argument("--micro", type=int, default=20000, help="isolated calls per round")
+    add_smoke_option(parser)
     args = parser.parse_args()
+    if args.smoke:
+        args.calls, args.rounds, args.micro = 3, 1, 10
     os.environ.setdefault("MCP_TOOLS_RATE", "100000000/m")
     os.environ.setdefault("LOG_LEVEL", "ERROR")
 
@@ -248,6 +256,8 @@ def main() -> None:
     print(f"rounds: {args.rounds}; end to end: {args.calls} calls/round; isolated: {args.micro}")
     _report(f"end to end: tools/call {TOOL} via /mcp", e2e, ratios=True)
     _report("isolated: the observation alone (off: an empty loop)", alone, ratios=False)
+    if args.smoke:
+        smoke_done()
 
 
 if __name__ == "__main__":

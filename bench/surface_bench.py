@@ -36,10 +36,12 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
 from bench.harness import (  # noqa: E402
+    add_smoke_option,
     embedded_database,
     measure,
     median_ratio,
     migrate_and_seed,
+    smoke_done,
     uvicorn_server,
 )
 
@@ -103,7 +105,10 @@ def main() -> None:
     parser.add_argument("--requests", type=int, default=300)
     parser.add_argument("--concurrency", type=int, default=8)
     parser.add_argument("--rounds", type=int, default=7)
+    add_smoke_option(parser)
     options = parser.parse_args()
+    if options.smoke:
+        options.requests, options.rounds = 3, 1
     n, conc = options.requests, options.concurrency
     env = {"DJANGO_SETTINGS_MODULE": "bench.surface_bench_settings"}
     prepared: dict[str, list[tuple[float, float]]] = {k: [] for k in KINDS}
@@ -158,6 +163,8 @@ def main() -> None:
         f"{ratio(factory['list'], prepared['list'], 0):.2f}x, throughput "
         f"{ratio(factory['list'], prepared['list'], 1):.2f}x"
     )
+    if options.smoke:
+        smoke_done()
 
 
 if __name__ == "__main__":

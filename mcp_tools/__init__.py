@@ -23,7 +23,7 @@ from mcp_tools.exceptions import (
     ToolError,
     ToolFailure,
 )
-from mcp_tools.exchange import Elicited, TaskCancelled
+from mcp_tools.exchange import CallCancelled, Elicited, TaskCancelled
 from mcp_tools.factories import FactoryTool, tool_factory
 from mcp_tools.prompts import prompt
 from mcp_tools.raw import raw_tool
@@ -31,6 +31,7 @@ from mcp_tools.registry import tool
 from mcp_tools.resources import resource, resource_template
 
 __all__ = [
+    "CallCancelled",
     "CallContext",
     "CallContextRefusedError",
     "Elicited",

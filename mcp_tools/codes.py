@@ -15,6 +15,11 @@ RATE_LIMITED: Final = -32012
 FORBIDDEN: Final = -32013
 UNAUTHENTICATED: Final = -32014
 
+# Mirrors LSP's RequestCancelled, as the SDK does: the handshake-era answer to a request
+# cancelled by notifications/cancelled whose POST is still open (its stream must end with a
+# response for its id; ``mcp_tools.cancellation``).
+REQUEST_CANCELLED: Final = -32800
+
 CODE_INVALID_ARGUMENTS: Final = "Tool.InvalidArguments"
 CODE_INTERNAL: Final = "Tool.InternalError"
 CODE_KEY_REUSED: Final = "Idempotency.KeyReused"

@@ -172,8 +172,9 @@ class CallContext:
     ) -> None:
         """Report progress: a ``notifications/progress`` on this request's response stream when
         the client sent a ``progressToken`` and accepts ``text/event-stream`` (dropped
-        otherwise); a task records it as its status message. Raises ``TaskCancelled`` (a
-        ``BaseException``) when the task running this call was cancelled."""
+        otherwise); a task records it as its status message. A checkpoint: raises
+        ``CallCancelled`` (a ``BaseException``; ``TaskCancelled`` in a task) when the call was
+        cancelled."""
         self._exchange.report_progress(progress, total, message)
 
     def log(self, level: str, data: Any, *, logger: str | None = None) -> None:
@@ -234,6 +235,16 @@ class CallContext:
         synchronously. Everything before this line runs again in the task: ask, then act."""
         self._exchange.continue_as_task()
 
+    @property
+    def cancelled(self) -> bool:
+        """The call was cancelled: its client closed the response stream (or, handshake era,
+        sent ``notifications/cancelled`` for it), or the task running it was cancelled or ran
+        past its deadline. Nobody will read the answer; stop and let the caller know by
+        ``check_cancelled()``."""
+        return self._exchange.cancelled
+
     def check_cancelled(self) -> None:
-        """Raise ``TaskCancelled`` if the task running this call was cancelled."""
+        """A checkpoint: raise ``CallCancelled`` if the call was cancelled (``TaskCancelled``,
+        its subclass, if the task running it was). Both are ``BaseException``s, so a tool's
+        ``except Exception`` lets them through; a write rolls back and releases its claim."""
         self._exchange.check_cancelled()

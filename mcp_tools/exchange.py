@@ -60,7 +60,14 @@ class ContinueAsTask(ExchangeControl):
     """The tool has done its synchronous part; the rest runs as a task (re-run in a worker)."""
 
 
-class TaskCancelled(ExchangeControl):
+class CallCancelled(ExchangeControl):
+    """The call was cancelled: its client closed the response stream (or, handshake era, sent
+    ``notifications/cancelled`` for it). Raised at the tool's next checkpoint
+    (``ctx.check_cancelled()``, ``ctx.report_progress``); a write rolls back and releases its
+    claim. Let it propagate: nobody reads the call's answer any more."""
+
+
+class TaskCancelled(CallCancelled):
     """The task this run belongs to was cancelled (or ran past its deadline)."""
 
 
@@ -116,6 +123,8 @@ class Exchange:
     # Set while a task runs the tool in a worker: progress and cancellation go to the task.
     task: TaskHooks | None = None
     deadline: float | None = None
+    # Set (from the event loop) when the request is cancelled; read by the worker thread.
+    _cancelled: threading.Event = field(default_factory=threading.Event, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     # --- notifications ---------------------------------------------------------------------
@@ -231,12 +240,26 @@ class Exchange:
         if self.task is None and self.tasks_negotiated:
             raise ContinueAsTask()
 
+    def cancel(self) -> None:
+        """Cancel the call this exchange belongs to (any thread); the tool stops at its next
+        checkpoint."""
+        self._cancelled.set()
+
+    @property
+    def cancelled(self) -> bool:
+        return self._cancelled.is_set() or self._task_cancelled()
+
     def check_cancelled(self) -> None:
-        if self.task is not None and (
+        if self._cancelled.is_set():
+            raise CallCancelled()
+        if self._task_cancelled():
+            raise TaskCancelled()
+
+    def _task_cancelled(self) -> bool:
+        return self.task is not None and (
             self.task.cancelled()
             or (self.deadline is not None and time.monotonic() > self.deadline)
-        ):
-            raise TaskCancelled()
+        )
 
 
 _CAPABILITY_OF: Final = {

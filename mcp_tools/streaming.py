@@ -13,8 +13,8 @@ When (and only when) all of these hold, a ``tools/call`` answers with ``text/eve
    and the answer is JSON).
 
 The stream is that one request's: no ``Mcp-Session-Id``, no event ids, no resumption, no
-server-to-client requests. It ends with the JSON-RPC response. Closing it cancels nothing
-server-side (the tool finishes within its deadline), but nobody waits for it.
+server-to-client requests. It ends with the JSON-RPC response. Closing it cancels the call
+(``mcp_tools.cancellation``): the tool stops at its next checkpoint and its slot is freed.
 """
 
 from __future__ import annotations
@@ -62,27 +62,26 @@ class Channel:
         self._queued += 1
         self._loop.call_soon_threadsafe(self._queue.put_nowait, message)
 
+    async def _next(self, call: asyncio.Future[Any]) -> dict[str, Any] | None:
+        """The next notification, or ``None`` once ``call`` finished before one arrived."""
+        getter = asyncio.ensure_future(self._queue.get())
+        try:
+            done, _ = await asyncio.wait({getter, call}, return_when=asyncio.FIRST_COMPLETED)
+        finally:
+            if not getter.done():
+                getter.cancel()  # also when the client went away mid-wait
+        return getter.result() if getter in done else None
+
     async def first(self, call: asyncio.Future[Any]) -> dict[str, Any] | None:
         """The first notification, or ``None`` if ``call`` finished before any arrived."""
-        getter = asyncio.ensure_future(self._queue.get())
-        done, _ = await asyncio.wait({getter, call}, return_when=asyncio.FIRST_COMPLETED)
-        if getter in done:
-            return getter.result()
-        getter.cancel()
-        return None
+        return await self._next(call)
 
     async def rest(self, call: asyncio.Future[Any]) -> AsyncIterator[dict[str, Any]]:
         """Every further notification until ``call`` finishes (then what is still queued)."""
-        while True:
-            getter = asyncio.ensure_future(self._queue.get())
-            done, _ = await asyncio.wait({getter, call}, return_when=asyncio.FIRST_COMPLETED)
-            if getter in done:
-                yield getter.result()
-                continue
-            getter.cancel()
-            while not self._queue.empty():
-                yield self._queue.get_nowait()
-            return
+        while (message := await self._next(call)) is not None:
+            yield message
+        while not self._queue.empty():
+            yield self._queue.get_nowait()
 
 
 @dataclass(frozen=True)
@@ -106,10 +105,15 @@ def stream(
     """The SSE events: ``first``, the rest, then the JSON-RPC response ``finish`` makes."""
 
     async def events() -> AsyncIterator[bytes]:
-        yield sse(first)
-        async for message in channel.rest(call):
-            yield sse(message)
-        yield sse(await finish())
+        try:
+            yield sse(first)
+            async for message in channel.rest(call):
+                yield sse(message)
+            yield sse(await finish())
+        finally:
+            # Closed before its end: the client went away (Django cancels the sending on
+            # http.disconnect and closes this iterator). That cancels the call.
+            call.cancel()
 
     return StreamReply(events())
 

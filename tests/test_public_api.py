@@ -64,6 +64,7 @@ EXPECTED = {
         "user_scoped_keys",
     },
     "mcp_tools": {
+        "CallCancelled",
         "CallContext",
         "CallContextRefusedError",
         "Elicited",

@@ -4,7 +4,8 @@ Declared ``task_support="optional"``: a client that negotiated the tasks extensi
 handle at once and polls it (``tasks/get``) while the report is assembled month by month; any
 other client waits for the answer as for any tool (and, if it sent a progress token and accepts
 a stream, sees the months go by). Validation and the flock lookup happen before the hand-over,
-so a bad range is an immediate tool error, not a failed task.
+so a bad range is an immediate tool error, not a failed task. A client that closes its stream
+stops the report at the next month (``mcp_tools`` cancellation).
 """
 
 from __future__ import annotations
@@ -86,6 +87,8 @@ def production_report(
     ctx.continue_as_task()
     rows = []
     for index, (first, last) in enumerate(months):
+        # Also the checkpoint between months: a call whose client hung up (or a cancelled
+        # task) stops here with CallCancelled instead of assembling a report for nobody.
         ctx.report_progress(index, len(months), f"{first:%Y-%m}")
         month = report_selectors.production_month(
             caller=caller,

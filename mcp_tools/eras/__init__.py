@@ -50,6 +50,10 @@ class Era:
     # rather than from the tool's ``ctx.continue_as_task()`` on (2026-07-28).
     tasks_up_front: ClassVar[bool]
 
+    # A ``notifications/cancelled`` may cancel a call in flight (``mcp_tools.cancellation``);
+    # otherwise only closing the response stream does (2026-07-28).
+    cancelled_by_notification: ClassVar[bool]
+
     @staticmethod
     def envelope(result: dict[str, Any], server_info: Mapping[str, Any]) -> dict[str, Any]:
         """A result as this era sends it (2026-07-28 stamps it with ``server_info``)."""

@@ -17,7 +17,7 @@ from typing import Any, Final
 from django.http import HttpRequest
 from mcp_types.jsonrpc import INVALID_PARAMS
 
-from mcp_tools import _jsonrpc, conf, tasks
+from mcp_tools import _jsonrpc, cancellation, conf, tasks
 from mcp_tools.codes import CODE_CAPABILITY_REQUIRED
 from mcp_tools.eras import Era
 from mcp_tools.exchange import Exchange
@@ -36,6 +36,7 @@ ACCEPTED: Final = Reply(202, None)
 
 class Handshake(Era):
     tasks_up_front = True
+    cancelled_by_notification = True
 
     @property
     def label(self) -> str:
@@ -62,6 +63,12 @@ class Handshake(Era):
     ) -> Reply | StreamReply:
         if message.kind != "request":
             # Notifications, and responses (we never send requests: nothing to match them to).
+            if message.kind == "notification" and message.method == "notifications/cancelled":
+                # Only this member's own call, and only on this process (mcp_tools.cancellation).
+                actor = getattr(request, "actor", None)
+                cancellation.cancel_notified(
+                    tenant.id, getattr(actor, "user_id", None), message.params
+                )
             return ACCEPTED
         params = message.params or {}
         meta = params.get("_meta")

@@ -61,6 +61,7 @@ def task_extension_required() -> dict[str, Any]:
 
 class Modern(Era):
     tasks_up_front = False
+    cancelled_by_notification = False
     statuses = ERROR_CODE_HTTP_STATUS
     cache_fields = MappingProxyType(
         {"ttlMs": listing.LIST_TTL_MS, "cacheScope": listing.CACHE_SCOPE}

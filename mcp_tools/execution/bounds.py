@@ -2,7 +2,10 @@
 
 Tools are synchronous functions run in worker threads under a per-process concurrency limit
 and a per-call deadline. The slot is released by the worker thread itself when the tool
-really returns, so a timed-out tool still occupies its slot until it finishes.
+really returns, so a timed-out tool still occupies its slot until it finishes. A cancelled
+call (its client went away) is the exception: its slot is freed at once and its thread, still
+running until the tool's next checkpoint, counts against a draining pool of the same size
+instead; when that pool is full, the cancelled call keeps its slot.
 """
 
 from __future__ import annotations
@@ -24,7 +27,8 @@ from mcp_tools.codes import OVERLOADED, TIMED_OUT
 T = TypeVar("T")
 
 # Worker threads are never the bottleneck: the slot counter is. A timed-out tool keeps its
-# thread and its slot, so threads in use never exceed MAX_CONCURRENT_CALLS.
+# thread and its slot, and a cancelled one moves to the draining pool (as large as the slots),
+# so threads in use never exceed twice MAX_CONCURRENT_CALLS.
 MAX_WORKER_THREADS: Final = 64
 
 
@@ -49,6 +53,8 @@ class _Slots:
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self.in_use = 0
+        # Cancelled calls whose threads still run (until the tool's next checkpoint).
+        self.draining = 0
         self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
 
     @property
@@ -99,6 +105,43 @@ class _Slots:
                 return
             self.in_use -= 1
 
+    def drain(self, limit: int) -> bool:
+        """Free a cancelled call's slot while its thread runs on, counted as draining (at
+        most ``limit``); ``False`` when the draining pool is full (the call keeps its slot)."""
+        with self._lock:
+            if self.draining >= limit:
+                return False
+            self.draining += 1
+        self.release()
+        return True
+
+    def drained(self) -> None:
+        """A draining call's thread has returned."""
+        with self._lock:
+            self.draining -= 1
+
+
+class _Hold:
+    """Who gives one call's slot back: its thread when the tool returns, unless the call was
+    cancelled first and its slot moved to the draining pool."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._state = "running"  # → "returned" (thread) or "draining" (cancellation)
+
+    def returned(self) -> None:
+        with self._lock:
+            if self._state == "draining":
+                slots.drained()
+                return
+            self._state = "returned"
+            slots.release()
+
+    def cancelled(self, limit: int) -> None:
+        with self._lock:
+            if self._state == "running" and slots.drain(limit):
+                self._state = "draining"
+
 
 def _hand_over(waiter: asyncio.Future[None]) -> None:
     if not waiter.done():
@@ -115,13 +158,19 @@ def _pool() -> concurrent.futures.ThreadPoolExecutor:
     with _executor_lock:
         if _executor is None:
             _executor = concurrent.futures.ThreadPoolExecutor(
-                max_workers=MAX_WORKER_THREADS, thread_name_prefix="mcp-tool"
+                # Running calls plus as many draining ones (threads are made on demand).
+                max_workers=2 * MAX_WORKER_THREADS,
+                thread_name_prefix="mcp-tool",
             )
         return _executor
 
 
-async def run_bounded(work: Callable[[], T]) -> T:
+async def run_bounded(work: Callable[[], T], *, on_cancel: Callable[[], None] | None = None) -> T:
     """Run ``work`` in a worker thread within the concurrency limit and the call deadline.
+
+    If the awaiting task is cancelled (the client went away), ``on_cancel`` tells the work so
+    (it stops at its next checkpoint) and the slot is freed at once, the thread counted as
+    draining until it returns (``_Slots.drain``).
 
     Raises:
         BoundError: ``OVERLOADED`` when every slot is taken (nothing ran), ``TIMED_OUT`` when
@@ -132,6 +181,7 @@ async def run_bounded(work: Callable[[], T]) -> T:
     if not await slots.acquire(limit, float(conf.get("SLOT_WAIT_SECONDS"))):
         observability.bound_refused("concurrency")  # observability
         raise overloaded()
+    hold = _Hold()
 
     def in_thread() -> T:
         try:
@@ -140,7 +190,7 @@ async def run_bounded(work: Callable[[], T]) -> T:
             # Worker threads never see request_finished; without this, each keeps a DB
             # connection open (or a broken one) for the next call.
             close_old_connections()
-            slots.release()
+            hold.returned()
 
     try:
         future = _pool().submit(observability.carry(in_thread))  # observability: trace context
@@ -149,6 +199,11 @@ async def run_bounded(work: Callable[[], T]) -> T:
         raise
     try:
         return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), timeout)
+    except asyncio.CancelledError:
+        if on_cancel is not None:
+            on_cancel()
+        hold.cancelled(limit)
+        raise
     except TimeoutError:
         observability.bound_refused("deadline")  # observability
         raise BoundError(

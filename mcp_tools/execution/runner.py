@@ -17,7 +17,12 @@ from pydantic import BaseModel
 
 from mcp_tools import requeststate
 from mcp_tools.context import CallContext
-from mcp_tools.exchange import ClientCapabilityMissing, ContinueAsTask, InputRequired
+from mcp_tools.exchange import (
+    CallCancelled,
+    ClientCapabilityMissing,
+    ContinueAsTask,
+    InputRequired,
+)
 from mcp_tools.execution.arguments import validate_arguments
 from mcp_tools.execution.bounds import BoundError
 from mcp_tools.execution.results import run_read, run_write
@@ -92,6 +97,11 @@ class StateRefused:
 
 
 @dataclass(frozen=True)
+class Cancelled:
+    """The call was cancelled (``mcp_tools.cancellation``) while its request still waits."""
+
+
+@dataclass(frozen=True)
 class ScopesRequired:
     """The credential's scopes do not cover the call (403 ``insufficient_scope``)."""
 
@@ -107,6 +117,7 @@ Outcome = (
     | ToTask
     | StateRefused
     | ScopesRequired
+    | Cancelled
     | BoundError
 )
 
@@ -125,6 +136,8 @@ def job(
             return StateRefused(refused.reason)
     try:
         return Done(work(*args))
+    except CallCancelled:
+        return Cancelled()
     except InputRequired as needed:
         return NeedsInput(needed.requests)
     except ClientCapabilityMissing as missing:

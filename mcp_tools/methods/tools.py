@@ -20,7 +20,16 @@ from mcp_types import methods as wire_methods
 from mcp_types.jsonrpc import INVALID_PARAMS
 from pydantic import ValidationError
 
-from mcp_tools import _jsonrpc, observability, raw, requeststate, scopes, streaming, tasks
+from mcp_tools import (
+    _jsonrpc,
+    cancellation,
+    observability,
+    raw,
+    requeststate,
+    scopes,
+    streaming,
+    tasks,
+)
 from mcp_tools.codes import CODE_INTERNAL
 from mcp_tools.context import CallContext
 from mcp_tools.execution import arguments as tool_arguments
@@ -140,9 +149,20 @@ async def _call(req: RpcRequest, spec: Any) -> Reply | StreamReply:
     if req.streamable and (exchange.progress_token is not None or exchange.log_level is not None):
         return await _streamed(req, spec, arguments, job)
     try:
-        outcome: runner.Outcome = await bounds.run_bounded(job)
+        # A closed response stream cancels the call (Django cancels this coroutine): the tool
+        # is told, the slot freed (``bounds.run_bounded``).
+        bounded = bounds.run_bounded(job, on_cancel=exchange.cancel)
+        outcome: runner.Outcome
+        if req.era.cancelled_by_notification:
+            outcome = await cancellation.run(
+                bounded, tenant_id=ctx.tenant_id, user_id=ctx.user_id, request_id=req.rid
+            )
+        else:
+            outcome = await bounded
     except bounds.BoundError as bound:
         outcome = bound
+    except cancellation.RequestCancelled:
+        outcome = runner.Cancelled()
     return render(req, _settled(req, spec, arguments, outcome))
 
 
@@ -170,25 +190,41 @@ def _binding(req: RpcRequest, name: str, arguments: Any) -> requeststate.Binding
 
 
 async def _streamed(req: RpcRequest, spec: Any, arguments: Any, job: Any) -> Reply | StreamReply:
-    """Run ``job`` bounded; answer JSON, or a stream if the call reports before it returns."""
+    """Run ``job`` bounded; answer JSON, or a stream if the call reports before it returns.
+
+    When the client goes away (Django cancels the view, or the stream's iteration) the call is
+    cancelled with it (``bounds.run_bounded``: the tool is told, the slot freed). In the
+    handshake era a ``notifications/cancelled`` may cancel it too; its request is then answered
+    ``REQUEST_CANCELLED`` (``mcp_tools.cancellation``).
+    """
     channel = streaming.Channel(asyncio.get_running_loop())
-    req.exchange.sink = channel.put
-    call = asyncio.ensure_future(bounds.run_bounded(job))
+    exchange, ctx = req.exchange, req.ctx
+    exchange.sink = channel.put
+    call = asyncio.ensure_future(bounds.run_bounded(job, on_cancel=exchange.cancel))
     call.add_done_callback(_retrieve)
+    if req.era.cancelled_by_notification:
+        cancellation.register(cancellation.key(ctx.tenant_id, ctx.user_id, req.rid), call)
 
     async def final() -> bytes:
+        outcome: runner.Outcome
         try:
-            outcome = await call
+            outcome = await cancellation.awaited(call)
         except bounds.BoundError as bound:
             outcome = bound
+        except cancellation.RequestCancelled:
+            outcome = runner.Cancelled()
         body = render(req, _settled(req, spec, arguments, outcome)).body
         assert body is not None
         return body
 
-    first = await channel.first(call)
-    if first is not None:
-        return streaming.stream(channel, first, call, final)
-    return Reply(200, await final())
+    try:
+        first = await channel.first(call)
+        if first is not None:
+            return streaming.stream(channel, first, call, final)
+        return Reply(200, await final())
+    except asyncio.CancelledError:
+        call.cancel()  # the client went away: nobody will read the answer
+        raise
 
 
 def _retrieve(future: asyncio.Future[Any]) -> None:

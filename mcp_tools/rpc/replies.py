@@ -16,7 +16,7 @@ from mcp.shared.inbound import ERROR_CODE_HTTP_STATUS, InboundLadderRejection
 from mcp_types.jsonrpc import INVALID_PARAMS, INVALID_REQUEST
 
 from mcp_tools import _jsonrpc, observability, requeststate
-from mcp_tools.codes import FORBIDDEN
+from mcp_tools.codes import FORBIDDEN, REQUEST_CANCELLED
 from mcp_tools.execution import bounds, runner
 
 if TYPE_CHECKING:
@@ -96,6 +96,8 @@ def render(req: RpcRequest, outcome: runner.Outcome | Reply) -> Reply:
         return error(era, rid, outcome.code, outcome.message, outcome.data)
     if isinstance(outcome, bounds.BoundError):
         return bound_refusal(era, rid, outcome)
+    if isinstance(outcome, runner.Cancelled):
+        return error(era, rid, REQUEST_CANCELLED, "Request cancelled")
     if isinstance(outcome, runner.StateRefused):
         return error(era, rid, INVALID_PARAMS, "Invalid request state", {"reason": outcome.reason})
     if isinstance(outcome, runner.ScopesRequired):

@@ -16,8 +16,22 @@ DEFAULTS: dict[str, Any] = {
     # The path of the protected resource (the MCP endpoint) when OAUTH2_PROVIDER's
     # OAUTH2_PROTECTED_RESOURCE_IDENTIFIER does not name it absolutely.
     "RESOURCE_PATH": "/mcp",
-    # Dynamic client registration per client IP (django-ratelimit syntax).
+    # Dynamic client registration per client address (django-ratelimit syntax; the address is
+    # tenancy.addresses.client_address, so TENANCY_TRUSTED_PROXIES applies).
     "REGISTRATION_RATE": "20/m",
+    # A registration document: its size in bytes, how many redirect URIs it may list, the
+    # length of each URI (and of any other string in it), the length of client_name. Real
+    # clients send well under a kilobyte with one to three callbacks.
+    "REGISTRATION_MAX_BYTES": 16 * 1024,
+    "REGISTRATION_MAX_REDIRECT_URIS": 10,
+    "REGISTRATION_MAX_URI_LENGTH": 2048,
+    "REGISTRATION_MAX_NAME_LENGTH": 100,
+    # The token endpoint (code exchange, refresh) per client address, and per client_id
+    # whatever the address. A hosted assistant exchanges and refreshes for all its users from
+    # a few addresses, so the per-address rate is the generous one. Revocation counts against
+    # the per-address rate too.
+    "TOKEN_RATE": "120/m",
+    "TOKEN_CLIENT_RATE": "30/m",
     # TEST ONLY. Fetch a client ID metadata document whose https client_id names a loopback
     # host (127.0.0.1, ::1, localhost) over plain http from that host. Off by default; system
     # check tenancy_oauth.E001 refuses it wherever the server answers for a public host.

@@ -29,6 +29,9 @@ def oauth2_provider_settings(
         overrides: any other ``OAUTH2_PROVIDER`` key.
     """
     values: dict[str, Any] = {
+        # The code and refresh grants only: every other grant is absent from the server itself
+        # (not merely unadvertised), so no password or client secret is ever checked for one.
+        "OAUTH2_SERVER_CLASS": "tenancy.oauth.server.TenancyOAuth2Server",
         "OAUTH2_VALIDATOR_CLASS": "tenancy.oauth.validators.TenancyOAuth2Validator",
         # offline_access is deliberately absent: refresh tokens come with the code grant.
         "SCOPES": dict(SCOPES),

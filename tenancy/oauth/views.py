@@ -22,6 +22,8 @@ from django.contrib.auth import logout
 from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.contrib.auth.views import LoginView, redirect_to_login
+from django.core.exceptions import ValidationError
+from django.db import transaction
 from django.http import (
     Http404,
     HttpRequest,
@@ -30,25 +32,29 @@ from django.http import (
     HttpResponseRedirect,
     JsonResponse,
 )
-from django.shortcuts import get_object_or_404, resolve_url
+from django.shortcuts import get_object_or_404, render, resolve_url
 from django.urls import reverse
+from django.utils.cache import add_never_cache_headers
 from django.utils.decorators import method_decorator
 from django.views.decorators.cache import never_cache
 from django.views.decorators.http import require_POST
 from django.views.generic import TemplateView
-from django_ratelimit.decorators import ratelimit
 from oauth2_provider import views as dot
-from oauth2_provider.exceptions import OAuthToolkitError
+from oauth2_provider.exceptions import FatalClientError, OAuthToolkitError
 from oauth2_provider.forms import AllowForm
+from oauth2_provider.http import OAuth2ResponseRedirect
 from oauth2_provider.models import get_application_model
+from oauth2_provider.settings import oauth2_settings
+from oauth2_provider.views import dynamic_client_registration as dot_dcr
+from oauth2_provider.views.mixins import OAuthLibMixin
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
 from tenancy import conf as tenancy_conf
-from tenancy.addresses import rate_key
 from tenancy.markers import handles_own_transactions, ignores_ambient_credentials
 from tenancy.members import memberships, user_lookup
 from tenancy.models import AbstractMembership
-from tenancy.oauth import conf
+from tenancy.oauth import conf, limits, registration
+from tenancy.oauth.inputs import unsafe_request
 from tenancy.oauth.models import ClientAuthorization
 from tenancy.oauth.services import authorization_revoke, live_authorizations
 from tenancy.oauth.validators import MEMBERSHIP_CREDENTIAL
@@ -83,13 +89,28 @@ class EmailAuthenticationForm(AuthenticationForm):
     )
 
 
+UNSAFE_INPUT = "The request holds NUL or unpaired surrogate characters."
+
+
+def error_page(
+    request: HttpRequest, error: str, description: str, *, status: int, retry: int | None = None
+) -> HttpResponse:
+    """The HTML error page of the sign-in and consent pages (never cached)."""
+    response = render(
+        request,
+        "tenancy_oauth/consent.html",
+        {"error": {"error": error, "description": description}},
+        status=status,
+    )
+    add_never_cache_headers(response)
+    if retry is not None:
+        response["Retry-After"] = str(retry)
+    return response
+
+
 @handles_own_transactions
 @ignores_ambient_credentials
 @method_decorator(never_cache, name="dispatch")
-@method_decorator(
-    ratelimit(key=rate_key, rate=lambda group, request: tenancy_conf.get("LOGIN_RATE"), block=True),
-    name="post",
-)
 class SignInView(LoginView):
     template_name = "tenancy_oauth/sign_in.html"
     authentication_form = EmailAuthenticationForm
@@ -101,6 +122,16 @@ class SignInView(LoginView):
         if not conf.uses_own_sign_in():
             raise Http404("The project's own login signs people in (TENANCY_OAUTH_SIGN_IN).")
         return super().dispatch(request, *args, **kwargs)
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if unsafe_request(request):
+            return error_page(request, "invalid_request", UNSAFE_INPUT, status=400)
+        retry = limits.retry_after(request, limits.SIGN_IN)
+        if retry is not None:
+            description = f"Too many sign-in attempts; try again in {retry} seconds."
+            return error_page(request, "too_many_requests", description, status=429, retry=retry)
+        response: HttpResponse = super().post(request, *args, **kwargs)
+        return response
 
     def get_default_redirect_url(self) -> str:
         return reverse("oauth2_provider:clients")
@@ -149,9 +180,88 @@ def _invalid_target(resource: str, credentials: dict[str, Any]) -> OAuthToolkitE
 
 @handles_own_transactions
 @ignores_ambient_credentials
+@method_decorator(never_cache, name="dispatch")
 class ConsentView(dot.AuthorizationView):
+    """The authorization endpoint and its consent page.
+
+    An error is redirected to the client only when the browser arrived by the user's own
+    action (the consent form's POST) or the signed-in user already authorized this client;
+    otherwise it is shown here (RFC 9700 §4.11.2). A self-registered client could else name
+    any site as its redirect URI and use this server to send people there with our origin's
+    credibility (``scope=nonexistent`` was enough).
+
+    ``prompt=none`` (OpenID Connect Core §3.1.2.1, which OAuth 2.1 clients borrow) never
+    shows the page and never issues a code: every grant is bound to the tenant the user picks
+    on the page, so there is no "already consented" grant to repeat. Signed out, the answer
+    is ``login_required``; signed in, ``consent_required`` — each redirected only to a client
+    the user already authorized, shown on a page otherwise.
+    """
+
     template_name = "tenancy_oauth/consent.html"
     form_class = ConsentForm
+
+    def dispatch(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponseBase:
+        if unsafe_request(request):
+            return error_page(request, "invalid_request", UNSAFE_INPUT, status=400)
+        response: HttpResponseBase = super().dispatch(request, *args, **kwargs)
+        return response
+
+    def get(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if "none" in request.GET.get("prompt", "").split():
+            return self._prompt_none("consent_required")
+        response: HttpResponse = super().get(request, *args, **kwargs)
+        return response
+
+    def handle_no_permission(self) -> HttpResponse:
+        if "none" in self.request.GET.get("prompt", "").split():
+            return self._prompt_none("login_required")
+        response: HttpResponse = super().handle_no_permission()
+        return response
+
+    def _prompt_none(self, error: str) -> HttpResponse:
+        try:
+            _, credentials = self.validate_authorization_request(self.request)
+        except OAuthToolkitError as invalid:
+            return self.error_response(invalid, None)
+        refusal = OAuthToolkitError(
+            error=CustomOAuth2Error(error=error, state=credentials.get("state")),
+            redirect_uri=credentials.get("redirect_uri"),
+        )
+        return self.error_response(refusal, None)
+
+    def _authorized_by_user(self, client_id: str | None) -> bool:
+        """The signed-in user approved ``client_id`` before and has not revoked it."""
+        user = self.request.user
+        if not client_id or not user.is_authenticated:
+            return False
+        return ClientAuthorization.objects.filter(
+            application__client_id=client_id,
+            revoked_at__isnull=True,
+            **{user_lookup("membership"): user},
+        ).exists()
+
+    def error_response(self, error: Any, application: Any, **kwargs: Any) -> HttpResponse:
+        redirect, _ = OAuthLibMixin.error_response(self, error, **kwargs)
+        automatic = self.request.method != "POST"
+        if redirect and automatic and not isinstance(error, FatalClientError):
+            oauthlib_error = error.oauthlib_error
+            client_id = getattr(oauthlib_error, "client_id", None) or self.request.GET.get(
+                "client_id"
+            )
+            if not self._authorized_by_user(client_id):
+                context = {"error": oauthlib_error}
+                return self.render_to_response(context, status=400)
+        response: HttpResponse = super().error_response(error, application, **kwargs)
+        return response
+
+    def redirect(self, redirect_to: str, application: Any) -> HttpResponse:
+        if application is None:
+            client_id = self.request.GET.get("client_id") or self.request.POST.get("client_id")
+            application = get_application_model().objects.filter(client_id=client_id).first()
+        if application is None:
+            response: HttpResponse = super().redirect(redirect_to, application)
+            return response
+        return OAuth2ResponseRedirect(redirect_to, allowed_schemes(application))
 
     def get_login_url(self) -> str:
         # Every signed-out path of django-oauth-toolkit's view (plain, prompt=login) asks here.
@@ -289,26 +399,122 @@ class ProtectedResourceMetadataView(dot.OAuthProtectedResourceMetadataView):
 @handles_own_transactions
 @ignores_ambient_credentials
 class TokenView(dot.TokenView):
-    pass
+    """The token endpoint: NUL-free input, under both rates, then the server decides."""
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if unsafe_request(request):
+            return limits.oauth_error("invalid_request", UNSAFE_INPUT)
+        retry = limits.retry_after(request, limits.TOKEN)
+        if retry is not None:
+            return limits.too_many(retry)
+        # Always through the server: the toolkit's own post() answers a device-code request
+        # itself, with database work, for a grant this server does not have.
+        response: HttpResponse = self.authorization_flow_token_response(request)
+        return response
 
 
 @handles_own_transactions
 @ignores_ambient_credentials
 class RevokeTokenView(dot.RevokeTokenView):
-    pass
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        if unsafe_request(request):
+            return limits.oauth_error("invalid_request", UNSAFE_INPUT)
+        retry = limits.retry_after(request, limits.REVOCATION)
+        if retry is not None:
+            return limits.too_many(retry)
+        response: HttpResponse = super().post(request, *args, **kwargs)
+        return response
+
+
+def _registration_refusal(request: HttpRequest) -> HttpResponse | dict[str, Any]:
+    parsed = registration.parse(request)
+    if isinstance(parsed, registration.Refusal):
+        return limits.oauth_error(parsed.error, parsed.description, status=parsed.status)
+    return parsed
+
+
+def allowed_schemes(application: Any) -> list[str]:
+    """The toolkit's redirect schemes plus the private-use ones this client registered
+    (RFC 8252 §7.1), which only the registration endpoint admits (``registration``)."""
+    schemes = list(oauth2_settings.ALLOWED_REDIRECT_URI_SCHEMES)
+    for uri in str(getattr(application, "redirect_uris", "") or "").split():
+        scheme = uri.split(":", 1)[0].lower()
+        if registration.private_use_scheme(scheme) and scheme not in schemes:
+            schemes.append(scheme)
+    return schemes
 
 
 @handles_own_transactions
 @ignores_ambient_credentials
-@method_decorator(
-    ratelimit(key=rate_key, rate=lambda group, request: conf.get("REGISTRATION_RATE"), block=True),
-    name="post",
-)
 class RegistrationView(dot.DynamicClientRegistrationView):
-    pass
+    """RFC 7591 registration, bounded (``tenancy.oauth.registration``) and rate-limited.
+
+    The toolkit's view, except that a public client (``token_endpoint_auth_method: none``)
+    gets no secret: the toolkit generated and hashed one anyway (~0.4 s of CPU per anonymous
+    request with the default hasher) that nobody would ever present.
+    """
+
+    def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
+        data = _registration_refusal(request)
+        if isinstance(data, HttpResponse):
+            return data
+        retry = limits.retry_after(request, limits.REGISTRATION)
+        if retry is not None:
+            return limits.too_many(retry)
+        if not dot_dcr._check_permissions(request):
+            return dot_dcr._error_response(
+                "access_denied", "Authentication required to register a client", status=401
+            )
+        app_kwargs, error = dot_dcr._build_application_kwargs(data)
+        if error:
+            return error
+        application_model = get_application_model()
+        user = request.user if request.user.is_authenticated else None
+        application = application_model(
+            user=user, registration_source=application_model.RegistrationSource.DCR, **app_kwargs
+        )
+        raw_secret = None
+        if application.client_type == application_model.CLIENT_PUBLIC:
+            application.client_secret = ""
+            application.hash_client_secret = False
+        else:
+            raw_secret = application.client_secret  # before save() hashes it
+        # The toolkit validates redirect schemes against its settings; a private-use scheme
+        # passed registration.refusal above, so this client's own are allowed too.
+        setattr(application, "get_allowed_schemes", lambda: allowed_schemes(application))  # noqa: B010
+        try:
+            application.full_clean()
+        except ValidationError as exc:
+            return dot_dcr._error_response(
+                "invalid_client_metadata", dot_dcr._validation_error_description(exc)
+            )
+        with transaction.atomic():
+            application.save()
+            raw_token = dot_dcr._issue_registration_token(application, user)
+        body = dot_dcr._application_to_response(application, raw_token, request)
+        if raw_secret:
+            body["client_secret"] = raw_secret
+        return JsonResponse(body, status=201)
 
 
 @handles_own_transactions
 @ignores_ambient_credentials
 class RegistrationManagementView(dot.DynamicClientRegistrationManagementView):
-    pass
+    """RFC 7592 read, update and delete, with registration's bounds on an update."""
+
+    def put(self, request: HttpRequest, client_id: str, *args: Any, **kwargs: Any) -> HttpResponse:
+        data = _registration_refusal(request)
+        if isinstance(data, HttpResponse):
+            return data
+        auth = self._authenticate_registration_request(request, client_id)
+        if isinstance(auth, HttpResponse):
+            return auth
+        wanted = data.get("token_endpoint_auth_method", "client_secret_basic")
+        # A public client has no secret: it cannot become confidential (nor the reverse) by an
+        # update; it registers anew.
+        if (wanted == "none") != (auth.application.client_type == "public"):
+            return limits.oauth_error(
+                "invalid_client_metadata", "token_endpoint_auth_method cannot change"
+            )
+        response: HttpResponse = super().put(request, client_id, *args, **kwargs)
+        return response

@@ -297,23 +297,29 @@ def _wait_for(condition: Any, timeout: float = 10.0) -> None:
 @mutation(
     Edit(
         "mcp_tools/execution/bounds.py",
-        find="            close_old_connections()\n            slots.release()\n",
+        find="            close_old_connections()\n            hold.returned()\n",
         replace="            close_old_connections()\n",
     ),
     Edit(
         "mcp_tools/execution/bounds.py",
         find=(
-            "        return await asyncio.wait_for(asyncio.shield(asyncio.wra"
-            "p_future(future)), timeout)\n"
-            "    except TimeoutError:\n"
+            "        return await "
+            "asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), timeout)\n"
         ),
         replace=(
             "        result = await asyncio.wait_for(asyncio.shield(asyncio.w"
             "rap_future(future)), timeout)\n"
             "        slots.release()\n"
             "        return result\n"
+        ),
+    ),
+    Edit(
+        "mcp_tools/execution/bounds.py",
+        find="    except TimeoutError:\n        observability.bound_refused(",
+        replace=(
             "    except TimeoutError:\n"
             "        slots.release()\n"
+            "        observability.bound_refused("
         ),
     ),
 )

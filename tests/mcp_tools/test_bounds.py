@@ -5,6 +5,8 @@ Tiny budgets (fractions of a second) because these bounds are about time.
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import threading
 import time
 
@@ -65,23 +67,29 @@ def test_a_call_beyond_the_concurrency_limit_is_overloaded(mcp_client):
 @mutation(
     Edit(
         "mcp_tools/execution/bounds.py",
-        find="            close_old_connections()\n            slots.release()\n",
+        find="            close_old_connections()\n            hold.returned()\n",
         replace="            close_old_connections()\n",
     ),
     Edit(
         "mcp_tools/execution/bounds.py",
         find=(
-            "        return await asyncio.wait_for(asyncio.shield(asyncio.wra"
-            "p_future(future)), timeout)\n"
-            "    except TimeoutError:\n"
+            "        return await "
+            "asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), timeout)\n"
         ),
         replace=(
             "        result = await asyncio.wait_for(asyncio.shield(asyncio.w"
             "rap_future(future)), timeout)\n"
             "        slots.release()\n"
             "        return result\n"
+        ),
+    ),
+    Edit(
+        "mcp_tools/execution/bounds.py",
+        find="    except TimeoutError:\n        observability.bound_refused(",
+        replace=(
             "    except TimeoutError:\n"
             "        slots.release()\n"
+            "        observability.bound_refused("
         ),
     ),
 )
@@ -193,3 +201,79 @@ def test_a_call_still_waiting_at_the_bound_is_overloaded_and_leaves_no_slot_behi
     controls.release.set()
     thread.join(10)
     _wait_for(lambda: execution.slots.in_use == 0)
+
+
+@mutation(
+    "mcp_tools/execution/bounds.py",
+    find="            if self.draining >= limit:\n                return False\n",
+    replace="",
+)
+@override_settings(MCP_TOOLS_MAX_CONCURRENT_CALLS=1)
+def test_a_cancelled_call_frees_its_slot_only_while_the_draining_pool_has_room():
+    """A cancelled call's slot is freed at once, its still-running thread counted as draining;
+    with the draining pool (as large as the slots) full, the next cancelled call keeps its
+    slot, so threads in use never exceed twice the limit. Both return to zero.
+
+    Mutation: drop the draining pool's bound → red (the second cancelled call frees a slot
+    too: three threads for a limit of one).
+    """
+
+    async def cancelled_while_blocked() -> None:
+        call = asyncio.ensure_future(execution.run_bounded(lambda: controls.release.wait(10)))
+        await asyncio.sleep(0)  # it takes its slot and hands the work to a thread
+        call.cancel()
+        with contextlib.suppress(asyncio.CancelledError):
+            await call
+
+    asyncio.run(cancelled_while_blocked())
+    assert (execution.slots.in_use, execution.slots.draining) == (0, 1)
+    asyncio.run(cancelled_while_blocked())
+    assert (execution.slots.in_use, execution.slots.draining) == (1, 1)
+    controls.release.set()
+    _wait_for(lambda: (execution.slots.in_use, execution.slots.draining) == (0, 0))
+
+
+@mutation(
+    "mcp_tools/cancellation.py",
+    find="            raise RequestCancelled() from None\n",
+    replace="            raise\n",
+)
+@mutation(
+    "mcp_tools/cancellation.py",
+    find="    finally:\n        _remove(call_key, call)\n",
+    replace="    finally:\n        pass\n",
+)
+def test_notifications_cancelled_reaches_a_call_awaited_for_a_json_answer():
+    """Handshake era, no stream: the call awaited by its request (``cancellation.run``) is
+    cancelled by the member's notification; the tool is told, the slot freed, the request
+    answered ``RequestCancelled`` (-32800), and the id is forgotten once the call is over.
+
+    Mutations: the request sees a bare ``CancelledError`` (as if it had been cancelled itself)
+    → red; the finished call stays registered → red (a later notification still finds it).
+    """
+    from mcp_tools import cancellation
+
+    told = threading.Event()
+
+    async def scenario() -> None:
+        call = asyncio.ensure_future(
+            cancellation.run(
+                execution.run_bounded(lambda: controls.release.wait(10), on_cancel=told.set),
+                tenant_id=1,
+                user_id=2,
+                request_id=7,
+            )
+        )
+        await asyncio.sleep(0.05)  # registered, its slot taken, its work in a thread
+        assert not cancellation.cancel_notified(1, 3, {"requestId": 7})  # another member
+        assert not cancellation.cancel_notified(1, 2, {"requestId": "7"})  # another id
+        assert cancellation.cancel_notified(1, 2, {"requestId": 7})
+        with pytest.raises(cancellation.RequestCancelled):
+            await call
+        assert not cancellation.cancel_notified(1, 2, {"requestId": 7})
+
+    asyncio.run(scenario())
+    assert told.is_set()
+    assert (execution.slots.in_use, execution.slots.draining) == (0, 1)
+    controls.release.set()
+    _wait_for(lambda: (execution.slots.in_use, execution.slots.draining) == (0, 0))

@@ -27,6 +27,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from tests.factories import MembershipFactory
+from tests.mutations import mutation
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 
@@ -185,6 +186,11 @@ def _path(route: str, values: list[str]) -> str:
     return "/" + PARAMETER.sub(fill, route.lstrip("^").rstrip("$"))
 
 
+@mutation(
+    "tenancy/oauth/inputs.py",
+    find="    return _UNSAFE.search(text) is not None",
+    replace="    return False",
+)
 @pytest.mark.slow
 @pytest.mark.parametrize("route", ROUTES)
 @settings(
@@ -219,6 +225,8 @@ def test_an_endpoint_never_answers_a_server_error(
     path_values: list[str],
     signed_in: bool,
 ) -> None:
+    """Mutation: the OAuth endpoints stop refusing NUL and lone surrogates before any work →
+    red (a poisoned ``client_id`` reaches PostgreSQL: an HTML 500)."""
     _registered_client()
     client = Client(raise_request_exception=False)
     if signed_in:

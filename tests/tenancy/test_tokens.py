@@ -128,8 +128,8 @@ def test_a_password_change_invalidates_the_token_on_the_next_request(member_clie
         "tenancy/services.py",
         find="            disabled_at=membership.disabled_at\n        )",
         replace=(
-            "            disabled_at=membership.disabled_at,"
-            ' credential_epoch=F("credential_epoch")\n'
+            "            disabled_at=membership.disabled_at, "
+            'credential_epoch=F("credential_epoch")\n'
             "        )"
         ),
     ),

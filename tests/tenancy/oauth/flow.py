@@ -9,6 +9,7 @@ import secrets
 from typing import Any
 from urllib.parse import parse_qs, urlencode, urlsplit
 
+from django.contrib.auth.hashers import MD5PasswordHasher
 from django.test import Client
 
 REDIRECT_URI = "http://127.0.0.1:33418/callback"
@@ -135,4 +136,24 @@ def mcp(client: Client, token: str, method: str, params: dict[str, Any] | None =
         content_type="application/json",
         HTTP_AUTHORIZATION=f"Bearer {token}",
         HTTP_ACCEPT="application/json, text/event-stream",
+    )
+
+
+class CountingHasher(MD5PasswordHasher):
+    """A fast hasher that counts every password hash it computes (checks hash too)."""
+
+    algorithm = "counting_md5"
+    calls = 0
+
+    def encode(self, password: str, salt: str) -> str:
+        type(self).calls += 1
+        return str(super().encode(password, salt))
+
+
+COUNTING_HASHER = "tests.tenancy.oauth.flow.CountingHasher"
+
+
+def token_post(client: Client, data: dict[str, str], **extra: Any) -> Any:
+    return client.post(
+        "/oauth/token/", urlencode(data), content_type="application/x-www-form-urlencoded", **extra
     )

@@ -132,7 +132,9 @@ def test_an_mcp_token_is_not_accepted_by_the_rest_api():
 )
 def test_an_authorization_request_for_another_resource_is_refused():
     """Mutation: in ``ConsentView.validate_authorization_request`` skip the resource loop →
-    red (the consent page renders instead of redirecting with invalid_target)."""
+    red (the consent page renders instead of the invalid_target error). The client was never
+    authorized by this user, so the error is shown on a page, not redirected (RFC 9700
+    §4.11.2; ``test_hardening``)."""
     membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["Admin"])
     client_id = register(Client())
     _, challenge = pkce()
@@ -140,8 +142,8 @@ def test_an_authorization_request_for_another_resource_is_refused():
     browser.force_login(membership.user)
     url = authorize_query(client_id, challenge, resource="https://elsewhere.example/mcp")
     response = browser.get(url)
-    assert response.status_code == 302
-    assert parse_qs(urlsplit(response["Location"]).query)["error"] == ["invalid_target"]
+    assert response.status_code == 400
+    assert response.context["error"].error == "invalid_target"
 
 
 # --- PKCE and codes ------------------------------------------------------------------------
@@ -165,9 +167,12 @@ def test_plain_pkce_is_refused():
         form = {k: v for k, v in page.context["form"].initial.items() if v is not None}
         form.update({"allow": "Allow", "membership": membership.pk})
         page = browser.post(url, form)
-    assert page.status_code == 302
-    query = parse_qs(urlsplit(page["Location"]).query)
-    assert "code" not in query and query["error"] == ["invalid_request"]
+        assert page.status_code == 302
+        query = parse_qs(urlsplit(page["Location"]).query)
+        assert "code" not in query and query["error"] == ["invalid_request"]
+    else:  # refused up front: shown, not redirected, to a client never authorized
+        assert page.status_code == 400
+        assert page.context["error"].error == "invalid_request"
     assert not ClientAuthorization.objects.exists()
 
 
@@ -461,7 +466,23 @@ def test_loopback_redirects_match_on_any_port_and_nothing_else_does(registered, 
     the non-loopback ``http`` refusal in ``TenancyOAuth2Validator.validate_redirect_uri`` →
     red (a plain-http redirect to another host is served)."""
     membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["Admin"])
-    client_id = register(Client(), redirect_uris=[registered])
+    if urlsplit(registered).scheme == "http" and urlsplit(registered).hostname == (
+        "farm-client.example"
+    ):
+        # Registration refuses it up front now; an operator could still enter one by hand.
+        client_id = (
+            get_application_model()
+            .objects.create(
+                client_type="public",
+                authorization_grant_type="authorization-code",
+                redirect_uris=registered,
+                client_secret="",
+                hash_client_secret=False,
+            )
+            .client_id
+        )
+    else:
+        client_id = register(Client(), redirect_uris=[registered])
     _, challenge = pkce()
     browser = Client()
     browser.force_login(membership.user)

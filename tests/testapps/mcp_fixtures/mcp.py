@@ -10,6 +10,7 @@ import base64
 import copy
 import datetime as dt
 import threading
+import time
 import uuid
 from typing import Annotated, Any
 
@@ -24,7 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from pydantic.alias_generators import to_camel
 
 from cluck.roles import OWNER_ONLY, PRODUCTION_WRITE
-from mcp_tools import CallContext, ToolError, tool
+from mcp_tools import CallCancelled, CallContext, ToolError, tool
+from tests.testapps.idem.models import SideEffect
 from tests.testapps.mcp_fixtures import controls
 
 FIXTURE = "conformance-suite fixture (test app only)"
@@ -343,3 +345,55 @@ class Blocked(BaseModel):
 def block(ctx: CallContext, *, max_seconds: float = 5.0) -> Blocked:
     released = controls.release.wait(max_seconds)
     return Blocked(released=released, thread=threading.current_thread().name)
+
+
+# --- cancellation (tests/mcp_tools/test_cancellation.py, over a real server) -----------------
+# What a tool saw is recorded as a SideEffect row: the server runs in another process.
+
+
+@tool(
+    name="mcptest_slow_steps",
+    read_only=True,
+    mirrors_no_route=TEST_TOOL,
+    description="Reports progress `steps` times, `stepSeconds` apart (no checkpoint in between); "
+    "records `cancelled:<label>` when it sees its call cancelled.",
+)
+def slow_steps(
+    ctx: CallContext,
+    *,
+    label: Annotated[str, Field(max_length=100)],
+    steps: Annotated[int, Field(ge=1, le=100)] = 3,
+    step_seconds: Annotated[float, Field(ge=0, le=30)] = 0.1,
+) -> str:
+    try:
+        for step in range(steps):
+            ctx.report_progress(step, steps)
+            time.sleep(step_seconds)
+    except CallCancelled:
+        SideEffect.objects.create(tenant_id=str(ctx.tenant_id), label=f"cancelled:{label}")
+        raise
+    return f"done {label}"
+
+
+@tool(
+    name="mcptest_slow_note",
+    policy=PRODUCTION_WRITE,
+    mirrors_no_route=TEST_TOOL,
+    destructive=False,
+    description="Writes a `label` row, reports progress `steps` times `stepSeconds` apart, then "
+    "works `tailSeconds` more without a checkpoint (write tool).",
+)
+def slow_note(
+    ctx: CallContext,
+    *,
+    label: Annotated[str, Field(max_length=100)],
+    steps: Annotated[int, Field(ge=1, le=100)] = 3,
+    step_seconds: Annotated[float, Field(ge=0, le=30)] = 0.1,
+    tail_seconds: Annotated[float, Field(ge=0, le=30)] = 0,
+) -> Note:
+    SideEffect.objects.create(tenant_id=str(ctx.tenant_id), label=label)
+    for step in range(steps):
+        ctx.report_progress(step, steps)
+        time.sleep(step_seconds)
+    time.sleep(tail_seconds)
+    return Note(note_id=uuid.uuid4().hex, text=label)

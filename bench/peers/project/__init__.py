@@ -1,0 +1,1 @@
+"""What every peer project shares: settings, a tenant model, the rate budget, seeding."""

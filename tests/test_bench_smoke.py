@@ -1,0 +1,136 @@
+"""Every benchmark still runs: each ``bench/*.py`` entry point, run with ``--smoke``.
+
+A bench is a script nobody runs between measurements, so a change that breaks one (a rate
+limit it hits, a date that fell out of the farm's window, a renamed helper) went unnoticed
+until the next measurement. Here each runs one round of a few requests in a subprocess, its
+own embedded PostgreSQL and servers included, and must exit 0 with ``SMOKE_DONE`` as its last
+line, which only a bench with a smoke mode prints: a new bench without one fails here (argparse
+refuses ``--smoke``, or the line is missing), as does one that runs its full length (timeout).
+
+The runs start together, a few at a time (``CLUCK_BENCH_SMOKE_JOBS``, default 3: they wait on
+PostgreSQL start-ups and migrations more than on the CPU), and each test waits for its own.
+``bench/mcp_bench.py`` also starts the peers from their venvs (``bench/peers/venvs.py``,
+created once under ``var/bench-peers/``); without PyPI on first use it fails, saying why.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from bench.harness import SMOKE_DONE
+from tests.mutations import mutation
+
+ROOT = Path(__file__).resolve().parent.parent
+# An entry point is a bench/*.py run as a script; the rest (settings, URLs, the harness) are
+# imported by them.
+ENTRY_POINTS = sorted(
+    path.name
+    for path in (ROOT / "bench").glob("*.py")
+    if 'if __name__ == "__main__":' in path.read_text(encoding="utf-8")
+)
+# Benches with a guard of their own below (it records a mutation; a mutation run runs only it).
+OWN_GUARDS = ("farm_bench.py",)
+SMOKE_SECONDS = 420  # a smoke run takes under a minute alone; the slack is for a busy machine
+
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+
+
+@dataclass(frozen=True)
+class SmokeRun:
+    bench: str
+    returncode: int
+    stdout: str
+    stderr: str
+    seconds: float
+
+    def explain(self) -> str:
+        return (
+            f"bench/{self.bench} --smoke exited {self.returncode} after {self.seconds:.0f} s; "
+            f"last output:\n{self.stdout[-1500:]}\nstderr:\n{self.stderr[-3000:]}"
+        )
+
+
+def _smoke(bench: str) -> SmokeRun:
+    started = time.monotonic()
+    env = {**os.environ, "PYTHONWARNINGS": "ignore", "PYTHONPATH": str(ROOT)}
+    try:
+        done = subprocess.run(
+            [sys.executable, f"bench/{bench}", "--smoke"],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=SMOKE_SECONDS,
+        )
+    except subprocess.TimeoutExpired as exc:
+        out = exc.stdout.decode() if isinstance(exc.stdout, bytes) else exc.stdout or ""
+        err = exc.stderr.decode() if isinstance(exc.stderr, bytes) else exc.stderr or ""
+        return SmokeRun(bench, -1, out, f"timed out after {SMOKE_SECONDS} s\n{err}", SMOKE_SECONDS)
+    return SmokeRun(bench, done.returncode, done.stdout, done.stderr, time.monotonic() - started)
+
+
+@pytest.fixture(scope="module")
+def smoke_runs(request: pytest.FixtureRequest) -> Iterator[Callable[[str], SmokeRun]]:
+    """``run(bench)``: the result of ``bench --smoke``; every selected bench of this module
+    starts at once on first use, a few at a time."""
+    mine = [item for item in request.session.items if item.path == Path(__file__)]
+    selected = [item.callspec.params["bench"] for item in mine if hasattr(item, "callspec")]
+    selected += [
+        bench
+        for bench in OWN_GUARDS
+        if any(bench.removesuffix(".py") in item.name for item in mine)
+    ]
+    jobs = int(os.environ.get("CLUCK_BENCH_SMOKE_JOBS", "3"))
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+        futures: dict[str, Future[SmokeRun]] = {b: pool.submit(_smoke, b) for b in selected}
+
+        def run(bench: str) -> SmokeRun:
+            if bench not in futures:
+                futures[bench] = pool.submit(_smoke, bench)
+            return futures[bench].result()
+
+        yield run
+
+
+def _passed(run: SmokeRun) -> bool:
+    lines = run.stdout.strip().splitlines()
+    return run.returncode == 0 and bool(lines) and lines[-1] == SMOKE_DONE
+
+
+def test_the_benches_are_found() -> None:
+    assert {"mcp_bench.py", "farm_bench.py", "mcp_load.py"} <= set(ENTRY_POINTS)
+    assert set(OWN_GUARDS) <= set(ENTRY_POINTS)
+
+
+@pytest.mark.parametrize("bench", [b for b in ENTRY_POINTS if b not in OWN_GUARDS])
+def test_bench_runs_in_smoke_mode(bench: str, smoke_runs: Callable[[str], SmokeRun]) -> None:
+    run = smoke_runs(bench)
+    assert _passed(run), run.explain()
+
+
+@mutation("bench/farm_bench.py", find='"TENANCY_API_RATE": "100000000/m", ', replace="")
+@mutation(
+    "bench/farm_bench.py",
+    find="- dt.timedelta(days=30)).isoformat()",
+    replace="+ dt.timedelta(days=30)).isoformat()",
+)
+def test_farm_bench_runs_past_the_default_rate_and_on_a_day_the_farm_accepts(
+    smoke_runs: Callable[[str], SmokeRun],
+) -> None:
+    """farm_bench.py stopped running twice: REST answered 429 past the default 300/m (its
+    settings raised only /mcp's budget) and its fixed day fell out of the farm's window.
+
+    Mutations, each seen red: the REST budget no longer raised (the smoke's request past the
+    default budget is refused); the day recorded in the farm's future (refused).
+    """
+    run = smoke_runs("farm_bench.py")
+    assert _passed(run), run.explain()
