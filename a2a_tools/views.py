@@ -27,7 +27,7 @@ from django.urls import reverse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_safe
 
-from a2a_tools import conf, errors, rpc
+from a2a_tools import conf, errors, params, rpc
 from a2a_tools.skills import projection
 from idempotency import handles_own_idempotency
 from mcp_tools import _jsonrpc
@@ -218,7 +218,9 @@ def a2a_view(request: HttpRequest) -> HttpResponse:
         dispatcher = rpc.Dispatcher(
             ctx=ctx, surface=surface, interface_url=functools.partial(interface_url, request)
         )
-        version = request.headers.get(rpc.VERSION_HEADER) or request.GET.get(rpc.VERSION_HEADER)
+        version = request.headers.get(params.VERSION_HEADER) or request.GET.get(
+            params.VERSION_HEADER
+        )
         _release_idle_connections()
         reply = async_to_sync(dispatcher.dispatch)(
             message.request_id, message.method, message.params, version

@@ -15,7 +15,7 @@ fair):
 
 Configurations:
 
-- ``off``: no observability at all: ``toolcall.call_tool`` undecorated (its ``__wrapped__``),
+- ``off``: no observability at all: ``methods.tools._call`` undecorated (its ``__wrapped__``),
   ``observability.carry`` the identity, no signal receivers (the baseline);
 - ``on``: what a deployment gets by default: the record built but not written (the
   ``mcp_tools.calls`` logger below INFO), the Prometheus samples, no tracer provider;
@@ -71,7 +71,8 @@ class _Switches:
         )
 
         from idempotency import lease_stolen, unit_finished
-        from mcp_tools import observability, toolcall
+        from mcp_tools import observability
+        from mcp_tools.methods import tools as toolcall
         from mcp_tools.observability import JsonFormatter, metrics, tracing
         from tenancy import bearer_refused, rate_limited
 
@@ -89,7 +90,7 @@ class _Switches:
             tracing,
             metrics,
         )
-        self.observed = toolcall.call_tool
+        self.observed = toolcall._call
         # functools.wraps keeps the undecorated handler.
         self.unobserved = self.observed.__wrapped__  # type: ignore[attr-defined]
         # metrics.connect's receivers, by the dispatch_uid it gives them.
@@ -108,7 +109,7 @@ class _Switches:
 
     def set(self, config: str) -> None:
         off = config == "off"
-        self.toolcall.call_tool = self.unobserved if off else self.observed
+        self.toolcall._call = self.unobserved if off else self.observed
         self.observability.carry = (lambda work: work) if off else self.carry
         if off:
             for signal, uid in self.receivers:

@@ -3,6 +3,9 @@
 Strict means: one message per body (no batches), duplicate object keys refused, ``NaN`` and
 ``Infinity`` refused, nesting depth, node count and id size bounded. Every bound is checked
 before any handler sees the message.
+
+Text JSON can carry but nothing downstream can keep (``as_wire_json``/``unstorable_strings``:
+NUL, a lone surrogate) is found here too, for every protocol and every kind of parameter.
 """
 
 from __future__ import annotations
@@ -154,3 +157,72 @@ def error_bytes(request_id: Any, code: int, message: str, data: Any = None) -> b
 def dumps(value: Any) -> bytes:
     """Compact UTF-8 JSON, the one serializer for everything written to the wire."""
     return _dumps(value)
+
+
+# --- text a database can keep ------------------------------------------------------------
+# PostgreSQL ``text`` refuses NUL and a lone surrogate cannot be encoded as UTF-8: both are
+# refused at the boundary, before any application code runs (tool arguments over MCP and A2A,
+# prompt arguments, completions, resource URIs).
+
+
+def as_wire_json(value: Any, path: tuple[str, ...] = ()) -> tuple[Any, list[dict[str, str]]]:
+    """The arguments as the JSON Schema sees them, and every string that cannot be stored.
+
+    A number with no fractional part (``1.0``) is the integer it equals (JSON Schema's
+    ``integer`` admits it), so it becomes ``1``; strings (object keys included) holding NUL or
+    a lone surrogate are reported — neither survives the trip into a database (PostgreSQL
+    text refuses both) or out as UTF-8, so they are refused at the boundary, for every tool,
+    before any tool code runs.
+    """
+    problems: list[dict[str, str]] = []
+
+    def walk(node: Any, where: tuple[str, ...]) -> Any:
+        if isinstance(node, str):
+            field = ".".join(where) or "(arguments)"
+            if "\x00" in node:
+                problems.append(
+                    {
+                        "field": field,
+                        "code": "string_contains_nul",
+                        "message": "Text may not contain the NUL character (U+0000).",
+                    }
+                )
+            elif not _is_utf8(node):
+                problems.append(
+                    {
+                        "field": field,
+                        "code": "string_not_unicode",
+                        "message": "Text must be valid Unicode (no lone surrogates).",
+                    }
+                )
+            return node
+        if isinstance(node, float) and node.is_integer():
+            return int(node)
+        if isinstance(node, dict):
+            copied = {}
+            for key, child in node.items():
+                walk(key, where)
+                copied[key] = walk(child, (*where, str(key)))
+            return copied
+        if isinstance(node, list):
+            return [walk(child, (*where, str(index))) for index, child in enumerate(node)]
+        return node
+
+    # The envelope parser bounds the depth (MCP_TOOLS_MAX_JSON_DEPTH), so recursion is safe.
+    normalized = walk(value, path)
+    return normalized, sorted(problems, key=lambda problem: problem["field"])
+
+
+def unstorable_strings(value: Any) -> list[dict[str, str]]:
+    """Every string in ``value`` (object keys included) holding NUL or a lone surrogate, as
+    ``{field, code, message}``: what tools refuse as ``Tool.InvalidArguments``, and prompts,
+    completions and resource URIs refuse as -32602, before any application code runs."""
+    return as_wire_json(value)[1]
+
+
+def _is_utf8(text: str) -> bool:
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True

@@ -80,7 +80,7 @@ def check_middleware(app_configs: Any = None, **kwargs: Any) -> list[checks.Chec
                 id="mcp_tools.E004",
             )
         )
-    from mcp_tools.calls import MAX_WORKER_THREADS
+    from mcp_tools.execution.bounds import MAX_WORKER_THREADS
 
     if int(conf.get("MAX_CONCURRENT_CALLS")) > MAX_WORKER_THREADS:
         errors.append(

@@ -46,6 +46,18 @@ def request_in_flight(request: HttpRequest) -> Iterator[None]:
         _request_in_flight.reset(token)
 
 
+@contextmanager
+def serving(request: HttpRequest, **context: Any) -> Iterator[CallContext]:
+    """Mark ``request`` as in flight and yield its ``CallContext`` (``from_request``'s keyword
+    arguments) for the duration of the block.
+
+    Raises:
+        CallContextRefusedError: before the block runs, as ``CallContext.from_request``.
+    """
+    with request_in_flight(request):
+        yield CallContext.from_request(request, **context)
+
+
 @dataclass(frozen=True)
 class CallContext:
     """Who is calling, resolved once by ``tenancy`` for this request.

@@ -106,7 +106,8 @@ class TaskHooks:
 class Exchange:
     """One request's channel to its client. Built by the dispatcher, never by a tool."""
 
-    modern: bool = False
+    # The client may be asked for input on this request (2026-07-28).
+    can_ask: bool = False
     # Client capabilities from the 2026-07-28 envelope; None in the handshake era (they were
     # declared once at initialize, which a stateless server does not remember).
     capabilities: Mapping[str, Any] | None = None
@@ -165,7 +166,7 @@ class Exchange:
     def client_supports(self, capability: str) -> bool:
         """``elicitation``, ``sampling``, ``roots`` or an extension id, declared on this
         request. Always False in the handshake era (no input requests without a session)."""
-        if not self.modern or not isinstance(self.capabilities, Mapping):
+        if not self.can_ask or not isinstance(self.capabilities, Mapping):
             return False
         if capability in self.capabilities:
             return self.capabilities[capability] is not None

@@ -46,7 +46,10 @@ class Listing:
 
 
 def modern_envelope(result: dict[str, Any], server_info: Mapping[str, Any]) -> dict[str, Any]:
-    return {**result, "resultType": "complete", "_meta": {SERVER_INFO_META_KEY: dict(server_info)}}
+    """A 2026-07-28 result: ``resultType`` and the server info in ``_meta`` (the one envelope:
+    prepared pages, ``server/discover`` and every reply of the modern era)."""
+    meta = {**result.get("_meta", {}), SERVER_INFO_META_KEY: dict(server_info)}
+    return {**result, "resultType": result.get("resultType", "complete"), "_meta": meta}
 
 
 def _cursor(digest: str, index: int) -> str:

@@ -29,7 +29,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from pydantic.alias_generators import to_camel
 
 from mcp_tools import _definitions as d
-from mcp_tools import calls
+from mcp_tools import _jsonrpc
 from mcp_tools.registry import _model_name
 from tenancy import AUTHENTICATED, Policy
 
@@ -93,7 +93,7 @@ class PromptSpec:
 
     def validate(self, arguments: Mapping[str, Any]) -> BaseModel | list[dict[str, str]]:
         """The validated arguments, or the list of problems (``-32602``)."""
-        unstorable = calls.unstorable_strings(dict(arguments))
+        unstorable = _jsonrpc.unstorable_strings(dict(arguments))
         if unstorable:
             return [{"field": u["field"], "code": u["code"]} for u in unstorable]
         try:

@@ -22,7 +22,7 @@ import hashlib
 import json
 import secrets
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final
 
 from django.core import signing
@@ -155,3 +155,26 @@ def purge_expired(*, using: str = "default") -> int:
         RequestStateRedemption.objects.using(using).filter(expires_at__lt=timezone.now()).delete()
     )
     return deleted
+
+
+@dataclass
+class Inputs:
+    """This round's verified answers and the state to redeem in the worker."""
+
+    opened: OpenedState | None = None
+    answers: dict[str, Any] = field(default_factory=dict)
+
+
+def open_inputs(token: Any, responses: Mapping[str, Any], binding: Binding) -> Inputs:
+    """This round's answers under the request state ``token`` (2026-07-28 only).
+
+    Answers count only for the keys the state says were asked (answers sent without a state
+    are "loose": used only by ``require_state=False`` questions, never through here).
+
+    Raises:
+        RequestStateRefusedError: tampered, expired or foreign state.
+    """
+    opened = open_state(token, binding)
+    answers = dict(opened.answers)
+    answers.update({key: responses[key] for key in opened.pending if key in responses})
+    return Inputs(opened=opened, answers=answers)

@@ -30,7 +30,7 @@ from typing import Any, Final, Literal, TypeVar
 from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from mcp_tools import _definitions as d
-from mcp_tools import calls, uritemplate
+from mcp_tools import _jsonrpc, uritemplate
 from mcp_tools.registry import _model_name
 from tenancy import AUTHENTICATED, Policy
 
@@ -119,7 +119,7 @@ class ResourceTemplateSpec:
         values = self.template.match(uri)
         # A variable holding NUL (``%00`` decodes to it) names nothing: it never reaches the
         # function (PostgreSQL text refuses it).
-        if values is None or calls.unstorable_strings(values):
+        if values is None or _jsonrpc.unstorable_strings(values):
             return None
         try:
             return self.args_model.model_validate(values)

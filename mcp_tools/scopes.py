@@ -10,12 +10,9 @@ naming every scope needed, so the client can step up.
 
 from __future__ import annotations
 
-from typing import Any
-
-from mcp_tools import _jsonrpc, conf
-from mcp_tools.calls import FORBIDDEN
+from mcp_tools import conf
 from mcp_tools.context import CallContext
-from mcp_tools.replies import Reply
+from mcp_tools.execution.runner import ScopesRequired
 
 
 def needed(*, read_only: bool) -> tuple[str, ...]:
@@ -26,21 +23,13 @@ def needed(*, read_only: bool) -> tuple[str, ...]:
     return tuple(sorted(scopes))
 
 
-def refusal(ctx: CallContext, request_id: Any, *, read_only: bool, what: str) -> Reply | None:
-    """403 ``insufficient_scope`` when the credential's scopes do not cover the call."""
+def refusal(ctx: CallContext, *, read_only: bool, what: str) -> ScopesRequired | None:
+    """``insufficient_scope`` (403) when the credential's scopes do not cover the call."""
     granted = ctx.actor.scopes
     if granted is None:
         return None
     scopes = needed(read_only=read_only)
     if set(scopes) <= granted:
         return None
-    return Reply(
-        403,
-        _jsonrpc.error_bytes(
-            request_id,
-            FORBIDDEN,
-            f"Forbidden: {what} needs the scopes {' '.join(scopes)}; authorize them again",
-            {"requiredScopes": list(scopes)},
-        ),
-        required_scopes=scopes,
-    )
+    message = f"Forbidden: {what} needs the scopes {' '.join(scopes)}; authorize them again"
+    return ScopesRequired(scopes, message)

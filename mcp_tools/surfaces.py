@@ -17,7 +17,6 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final
 
-from mcp_types import SERVER_INFO_META_KEY
 from mcp_types import methods as wire_methods
 from mcp_types.version import (
     HANDSHAKE_PROTOCOL_VERSIONS,
@@ -29,6 +28,7 @@ from mcp_tools import _jsonrpc
 from mcp_tools.exceptions import UnknownSurfaceError
 from mcp_tools.factories import FactoryRegistry, ToolFactorySpec, default_factories
 from mcp_tools.features import FeatureSurface, build_features
+from mcp_tools.listing import CACHE_SCOPE, LIST_TTL_MS, modern_envelope
 from mcp_tools.prompts import PromptRegistry, default_prompts
 from mcp_tools.raw import RawRegistry, RawToolSpec, default_raw_tools, served_raw_tools
 from mcp_tools.registry import Registry, ToolSpec
@@ -40,8 +40,6 @@ TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
 CURSOR_PREFIX: Final = "mcpc1."
 # tools/list may vary by authorization, so shared caches must not serve one caller's list to
 # another; a zero TTL keeps a role change visible on the next request.
-LIST_TTL_MS: Final = 0
-CACHE_SCOPE: Final = "private"
 
 
 def _admits(actor: Any, policy: Any) -> bool:
@@ -125,14 +123,6 @@ def _cursor(surface_digest: str, index: int) -> str:
 def _serialize(method: str, version: str, result: dict[str, Any]) -> bytes:
     # The SDK's per-revision sieve: validates the result and drops fields that revision lacks.
     return _jsonrpc.dumps(wire_methods.serialize_server_result(method, version, result))
-
-
-def _modern_envelope(result: dict[str, Any], server_info: Mapping[str, Any]) -> dict[str, Any]:
-    return {
-        **result,
-        "resultType": "complete",
-        "_meta": {SERVER_INFO_META_KEY: dict(server_info)},
-    }
 
 
 def _capabilities(
@@ -235,7 +225,7 @@ def build_catalogue(
                 if index + 1 in by_index:
                     result["nextCursor"] = by_index[index + 1]
                 if version in MODERN_PROTOCOL_VERSIONS:
-                    result = _modern_envelope(
+                    result = modern_envelope(
                         {**result, "ttlMs": LIST_TTL_MS, "cacheScope": CACHE_SCOPE}, server_info
                     )
                 if any(definitions[name] is None for name in chunk):
@@ -310,7 +300,7 @@ def build_catalogue(
     discover_result = _serialize(
         "server/discover",
         MODERN_PROTOCOL_VERSIONS[-1],
-        _modern_envelope(discover, server_info),
+        modern_envelope(discover, server_info),
     )
     return Catalogue(
         digest=digest,
@@ -352,6 +342,16 @@ def active_catalogue() -> Catalogue:
     if not _active:
         raise RuntimeError("mcp_tools is not ready: add 'mcp_tools' to INSTALLED_APPS")
     return _active[-1]
+
+
+def surface_for(role: object) -> tuple[Catalogue, Surface]:
+    """The active catalogue and its surface for ``role``.
+
+    Raises:
+        UnknownSurfaceError: ``role`` has no prepared surface.
+    """
+    catalogue = active_catalogue()
+    return catalogue, catalogue.surface_for(role)
 
 
 @contextmanager

@@ -41,15 +41,14 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from asgiref.sync import sync_to_async
-from mcp.shared.inbound import MCP_NAME_HEADER, decode_header_value
 from mcp_types.jsonrpc import (
-    HEADER_MISMATCH,
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
 )
 
-from mcp_tools import _jsonrpc, calls, conf, invoke, scopes
+from mcp_tools import _jsonrpc, conf, scopes
+from mcp_tools.codes import CODE_CAPABILITY_REQUIRED, OVERLOADED, TIMED_OUT
 from mcp_tools.context import CallContext
 from mcp_tools.exchange import (
     ClientCapabilityMissing,
@@ -59,16 +58,18 @@ from mcp_tools.exchange import (
     TaskCancelled,
     TaskHooks,
 )
+from mcp_tools.execution.arguments import validate_arguments
+from mcp_tools.execution.results import error_result, internal_error_result
+from mcp_tools.execution.runner import run_tool
 from mcp_tools.registry import ToolSpec
-from mcp_tools.replies import Era, Reply, error, result
-from mcp_tools.surfaces import Catalogue, Surface
+from mcp_tools.rpc.replies import Reply, error, render, result
+from mcp_tools.rpc.request import RpcRequest
 from mcp_tools.taskrunner import runner
 from mcp_tools.taskstore import Owner, TaskStore, TaskView
 from tenancy import evaluate
 
 logger = logging.getLogger(__name__)
 
-TASKS_EXTENSION: Final = invoke.TASKS_EXTENSION
 RELATED_TASK_META: Final = "io.modelcontextprotocol/related-task"
 MODERN_METHODS: Final = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
 REMOVED_MODERN_METHODS: Final = frozenset({"tasks/result", "tasks/list"})
@@ -82,10 +83,6 @@ store = TaskStore()
 
 def owner_of(ctx: CallContext) -> Owner:
     return Owner(tenant_key=str(ctx.tenant_id), owner_key=str(ctx.user_id))
-
-
-def required_capability() -> dict[str, Any]:
-    return {"requiredCapabilities": {"extensions": {TASKS_EXTENSION: {}}}}
 
 
 # --- creating and running -----------------------------------------------------------------
@@ -125,13 +122,13 @@ def start(
     validated: Any,
     *,
     capabilities: Mapping[str, Any] | None,
-    modern: bool,
+    can_ask: bool,
 ) -> None:
     """Run the tool for ``view`` in the task pool (its slot is already reserved)."""
     answers = dict(view.answers)
     runner.start(
         view.task_id,
-        lambda: _job(view.task_id, spec, ctx, validated, answers, capabilities, modern),
+        lambda: _job(view.task_id, spec, ctx, validated, answers, capabilities, can_ask),
     )
 
 
@@ -161,10 +158,10 @@ def _job(
     validated: Any,
     answers: dict[str, Any],
     capabilities: Mapping[str, Any] | None,
-    modern: bool,
+    can_ask: bool,
 ) -> None:
     exchange = Exchange(
-        modern=modern,
+        can_ask=can_ask,
         capabilities=capabilities,
         answers=answers,
         tasks_negotiated=True,
@@ -172,9 +169,8 @@ def _job(
         deadline=time.monotonic() + float(conf.get("TASK_TIMEOUT_SECONDS")),
     )
     task_ctx = ctx._with_exchange(exchange)
-    body = calls.run_read if spec.read_only else calls.run_write
     try:
-        outcome = body(spec, task_ctx, validated)
+        outcome = run_tool(spec, task_ctx, validated)
     except InputRequired as needed:
         store.park(task_id, needed.requests, exchange.answers)
         return
@@ -184,7 +180,7 @@ def _job(
         store.finish(
             task_id,
             error={
-                "code": calls.TIMED_OUT,
+                "code": TIMED_OUT,
                 "message": f"The task exceeded its {timeout:g} s deadline",
                 "data": {"timeoutSeconds": timeout},
             },
@@ -202,8 +198,8 @@ def _job(
         return
     except Exception:
         logger.exception("MCP task %s (%s) failed", task_id, spec.name)
-        outcome = calls.internal_error_result(spec, ctx.request_id)
-    if outcome == calls.internal_error_result(spec, ctx.request_id):
+        outcome = internal_error_result(spec, ctx.request_id)
+    if outcome == internal_error_result(spec, ctx.request_id):
         # An internal failure is a protocol-level error: the task failed (not a tool error).
         store.finish(
             task_id,
@@ -238,7 +234,7 @@ def run_as_task(
     arguments: Mapping[str, Any],
     context_id: str = "",
 ) -> Handover:
-    """Worker thread (inside ``calls.run_bounded``): run ``spec`` as for a client that
+    """Worker thread (inside ``bounds.run_bounded``): run ``spec`` as for a client that
     negotiated tasks and declared no other capability.
 
     The tool runs synchronously until ``ctx.continue_as_task()`` (argument and domain errors
@@ -248,24 +244,23 @@ def run_as_task(
     for input before handing over gets ``Client.CapabilityRequired``: the caller has no way to
     answer here.
     """
-    exchange = Exchange(modern=True, tasks_negotiated=True)
+    exchange = Exchange(can_ask=True, tasks_negotiated=True)
     call_ctx = ctx._with_exchange(exchange)
-    body = calls.run_read if spec.read_only else calls.run_write
     try:
-        return Handover(result=body(spec, call_ctx, validated))
+        return Handover(result=run_tool(spec, call_ctx, validated))
     except ContinueAsTask:
         pass
     except (InputRequired, ClientCapabilityMissing):
         return Handover(
-            result=calls.error_result(
-                calls.CODE_CAPABILITY_REQUIRED,
+            result=error_result(
+                CODE_CAPABILITY_REQUIRED,
                 "This tool asks the client for input (elicitation, sampling or roots), "
                 "which only an MCP client can answer.",
             )
         )
     view = create(call_ctx, spec, arguments, exchange.answers, context_id=context_id)
     if view is not None:
-        start(view, spec, ctx, validated, capabilities=None, modern=True)
+        start(view, spec, ctx, validated, capabilities=None, can_ask=True)
     return Handover(task=view)
 
 
@@ -302,11 +297,9 @@ def _fields(view: TaskView) -> dict[str, Any]:
     return fields
 
 
-def create_result(view: TaskView, *, modern: bool) -> dict[str, Any]:
-    """``CreateTaskResult``: flat with ``resultType: "task"`` (2026), ``{task}`` (2025)."""
-    if modern:
-        return {**_fields(view), "resultType": "task"}
-    return {"task": task_v1(view)}
+def create_result(view: TaskView) -> dict[str, Any]:
+    """2026 ``CreateTaskResult``: flat, with ``resultType: "task"``."""
+    return {**_fields(view), "resultType": "task"}
 
 
 def detailed(view: TaskView) -> dict[str, Any]:
@@ -339,75 +332,46 @@ def task_v1(view: TaskView) -> dict[str, Any]:
 # --- tasks/* requests -------------------------------------------------------------------------
 
 
-def served(era: Era, method: str) -> bool:
-    return method in ALL_METHODS
-
-
-async def handle(
-    message: _jsonrpc.Message,
-    *,
-    era: Era,
-    ctx: CallContext,
-    surface: Surface,
-    catalogue: Catalogue,
-    headers: Mapping[str, str],
-) -> Reply:
-    method = message.method
-    rid = message.request_id
-    params = message.params or {}
-    known = MODERN_METHODS if era.modern else HANDSHAKE_METHODS
-    if not catalogue.tasks_enabled or method not in known:
+async def handle(req: RpcRequest) -> Reply:
+    """``tasks/*`` in the request's era (its method table lists the ones it serves)."""
+    method, rid, params, era, ctx = req.message.method, req.rid, req.params, req.era, req.ctx
+    if not req.catalogue.tasks_enabled:
         return error(era, rid, METHOD_NOT_FOUND, "Method not found")
     task_id = params.get("taskId")
     if not isinstance(task_id, str) or not task_id or len(task_id) > 128:
         return error(era, rid, INVALID_PARAMS, "taskId must be a non-empty string")
-    if era.modern:
-        if not invoke.tasks_negotiated(era, params):
-            return error(
-                era,
-                rid,
-                MISSING_REQUIRED_CLIENT_CAPABILITY,
-                f"tasks/* needs the {TASKS_EXTENSION} extension in clientCapabilities",
-                required_capability(),
-            )
-        # SEP-2663 extends SEP-2243's routing headers to tasks/*: Mcp-Name is the taskId.
-        if decode_header_value(headers.get(MCP_NAME_HEADER)) != task_id:
-            return Reply(
-                400,
-                _jsonrpc.error_bytes(
-                    rid, HEADER_MISMATCH, "Mcp-Name header does not match the request's taskId"
-                ),
-            )
-    refused = scopes.refusal(ctx, rid, read_only=True, what=method)
+    refused = era.task_request_refusal(req, task_id)
     if refused is not None:
         return refused
+    scoped = scopes.refusal(ctx, read_only=True, what=str(method))
+    if scoped is not None:
+        return render(req, scoped)
     owner = owner_of(ctx)
-    info = catalogue.server_info
+    info = req.catalogue.server_info
     if method == "tasks/get":
         view = await sync_to_async(store.get)(owner, task_id)
         if view is None:
             return error(era, rid, INVALID_PARAMS, "Unknown task", {"taskId": task_id})
-        body = detailed(view) if era.modern else task_v1(view)
-        return result(era, rid, body, info)
+        return result(era, rid, era.task_body(view), info)
     if method == "tasks/cancel":
         before = await sync_to_async(store.get)(owner, task_id)
         if before is None:
             return error(era, rid, INVALID_PARAMS, "Unknown task", {"taskId": task_id})
-        if not era.modern and before.is_terminal:
-            return error(era, rid, INVALID_PARAMS, f"The task is already {before.status}")
+        early = era.task_cancelled(before, None)
+        if early is not None:
+            return render(req, early)
         view = await sync_to_async(store.cancel)(owner, task_id)
         assert view is not None
-        return result(era, rid, {} if era.modern else task_v1(view), info)
+        answer = era.task_cancelled(before, view)
+        assert answer is not None
+        return render(req, answer)
     if method == "tasks/update":
-        return await _update(message, era=era, ctx=ctx, surface=surface, catalogue=catalogue)
-    return await _result_v1(rid, era=era, owner=owner, task_id=task_id)
+        return await _update(req)
+    return await _result_v1(req, owner=owner, task_id=task_id)
 
 
-async def _update(
-    message: _jsonrpc.Message, *, era: Era, ctx: CallContext, surface: Surface, catalogue: Catalogue
-) -> Reply:
-    rid = message.request_id
-    params = message.params or {}
+async def _update(req: RpcRequest) -> Reply:
+    rid, params, era, ctx, catalogue = req.rid, req.params, req.era, req.ctx, req.catalogue
     task_id = params["taskId"]
     responses = params.get("inputResponses")
     if not isinstance(responses, Mapping):
@@ -417,7 +381,7 @@ async def _update(
         return error(
             era,
             rid,
-            calls.OVERLOADED,
+            OVERLOADED,
             "Server overloaded: too many tasks running; retry shortly",
             {"retryAfterSeconds": 1},
         )
@@ -432,8 +396,8 @@ async def _update(
     if not resume:
         runner.release()
         return result(era, rid, {}, catalogue.server_info)
-    spec = surface.tools.get(view.operation)
-    validated = calls.validate_arguments(spec, view.arguments) if spec is not None else None
+    spec = req.surface.tools.get(view.operation)
+    validated = validate_arguments(spec, view.arguments) if spec is not None else None
     if spec is None or not evaluate(spec.policy, ctx.actor) or isinstance(validated, dict):
         runner.release()
         await sync_to_async(store.finish)(
@@ -446,14 +410,15 @@ async def _update(
         spec,
         ctx,
         validated,
-        capabilities=invoke.capabilities_of(era, params),
-        modern=era.modern,
+        capabilities=req.capabilities,
+        can_ask=era.can_ask,
     )
     return result(era, rid, {}, catalogue.server_info)
 
 
-async def _result_v1(rid: Any, *, era: Era, owner: Owner, task_id: str) -> Reply:
+async def _result_v1(req: RpcRequest, *, owner: Owner, task_id: str) -> Reply:
     """2025-11-25 ``tasks/result``: the outcome once terminal (waits within the deadline)."""
+    rid, era = req.rid, req.era
     deadline = time.monotonic() + float(conf.get("CALL_TIMEOUT_SECONDS"))
     while True:
         view = await sync_to_async(store.get)(owner, task_id)
@@ -462,7 +427,7 @@ async def _result_v1(rid: Any, *, era: Era, owner: Owner, task_id: str) -> Reply
         if view.is_terminal:
             break
         if time.monotonic() > deadline:
-            return error(era, rid, calls.TIMED_OUT, "The task is still running; poll tasks/get")
+            return error(era, rid, TIMED_OUT, "The task is still running; poll tasks/get")
         await asyncio.sleep(int(conf.get("TASK_POLL_INTERVAL_MS")) / 1000)
     if view.status == "completed" and view.result is not None:
         meta = {RELATED_TASK_META: {"taskId": view.task_id}}

@@ -10,7 +10,7 @@ authentication.
 from __future__ import annotations
 
 import logging
-import uuid
+from collections.abc import Mapping
 from typing import Any, Final
 from urllib.parse import urlsplit
 
@@ -18,14 +18,16 @@ from asgiref.sync import sync_to_async
 from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
+from mcp_types import PROTOCOL_VERSION_META_KEY
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from idempotency import handles_own_idempotency
-from mcp_tools import _jsonrpc, cancellation, conf, observability, protocol, streaming
-from mcp_tools.calls import FORBIDDEN, RATE_LIMITED, UNAUTHENTICATED
-from mcp_tools.context import CallContext, request_in_flight
-from mcp_tools.exceptions import CallContextRefusedError, UnknownSurfaceError
+from mcp_tools import _jsonrpc, conf, observability, streaming
+from mcp_tools.codes import RATE_LIMITED, UNAUTHENTICATED
+from mcp_tools.eras import Era
+from mcp_tools.eras.handshake import DEFAULT_VERSION, Handshake
+from mcp_tools.eras.modern import Modern
 from mcp_tools.middleware import body_cap, jsonrpc_errors
-from mcp_tools.surfaces import active_catalogue
 from tenancy import (
     AuthenticationFailedError,
     NotAuthenticatedError,
@@ -181,61 +183,18 @@ async def mcp_view(request: HttpRequest) -> HttpResponseBase:
             max_id_length=int(conf.get("MAX_ID_LENGTH")),
         )
     except _jsonrpc.EnvelopeError as exc:
-        reply = protocol.envelope_error(False, exc)
-        return _json(reply.status, reply.body)
+        # Malformed bodies are a 400 in both eras (the SDK does the same).
+        return _json(400, _jsonrpc.error_bytes(exc.request_id, exc.code, exc.message))
 
-    era = protocol.detect_era(request.headers.get("MCP-Protocol-Version"), message)
-    if message.kind == "notification":
-        if era.modern:
-            refused = protocol.modern_notification(era, message)
-            if refused is not None:
-                return _json(refused.status, refused.body)
-        elif message.method == "notifications/cancelled":
-            # Only this member's own call, and only on this process (mcp_tools.cancellation).
-            actor = getattr(request, "actor", None)
-            cancellation.cancel_notified(tenant.id, getattr(actor, "user_id", None), message.params)
-        return HttpResponse(status=202)
-    if message.kind == "response":
-        # Handshake-era clients may post responses (we never send requests, so there is
-        # nothing to match them to); 2026-07-28 clients must not send them at all.
-        if era.modern:
-            return _json(protocol.INVALID_BODY_REPLY.status, protocol.INVALID_BODY_REPLY.body)
-        return HttpResponse(status=202)
-    if era.modern:
-        refused = protocol.check_modern_envelope(message, request.headers)
-        if refused is not None:
-            return _json(refused.status, refused.body)
-
-    request_id = uuid.uuid4().hex
-    catalogue = active_catalogue()
-    with request_in_flight(request):
-        try:
-            ctx = CallContext.from_request(
-                request,
-                tenant=tenant,
-                request_id=request_id,
-                protocol_version=era.version,
-                client_capabilities=protocol.declared_capabilities(era, message),
-            )
-        except CallContextRefusedError:
-            logger.exception("MCP call context refused (request %s)", request_id)
-            return _error(500, -32603, f"Internal error (request id {request_id})")
-        try:
-            surface = catalogue.surface_for(ctx.role)
-        except UnknownSurfaceError:
-            security_logger.warning("MCP caller without a surface refused: %r", ctx.role)
-            return _error(403, FORBIDDEN, "Forbidden: no tools are available to this role")
-        answer = await protocol.dispatch(
-            message,
-            era=era,
-            ctx=ctx,
-            surface=surface,
-            catalogue=catalogue,
-            headers=request.headers,
-            # Streams need the ASGI handler's event loop to outlive the view (not WSGI).
-            streamable=isinstance(request, ASGIRequest)
-            and streaming.accepts_event_stream(request.headers.get("Accept")),
-        )
+    era = era_for(request.headers.get("MCP-Protocol-Version"), message)
+    answer = await era.serve(
+        request,
+        message,
+        tenant=tenant,
+        # Streams need the ASGI handler's event loop to outlive the view (not WSGI).
+        streamable=isinstance(request, ASGIRequest)
+        and streaming.accepts_event_stream(request.headers.get("Accept")),
+    )
     if isinstance(answer, streaming.StreamReply):
         return streaming.response(answer)
     if answer.required_scopes is not None:
@@ -243,7 +202,26 @@ async def mcp_view(request: HttpRequest) -> HttpResponseBase:
             request=request, error_code="insufficient_scope", scope=answer.required_scopes
         )
         return _json(answer.status, answer.body, {"WWW-Authenticate": challenge})
+    if answer.body is None:
+        return HttpResponse(status=answer.status)
     return _json(answer.status, answer.body, dict(answer.headers))
+
+
+def era_for(header_version: str | None, message: _jsonrpc.Message) -> Era:
+    """Pick the era by the ``MCP-Protocol-Version`` header, as the SDK does (once per request).
+
+    A request carrying the 2026-07-28 envelope is modern whatever its header says (a missing
+    or disagreeing header is then -32020); an unknown header version is a modern-era
+    question too (-32022 with the supported list).
+    """
+    meta = (message.params or {}).get("_meta")
+    if isinstance(meta, Mapping) and PROTOCOL_VERSION_META_KEY in meta:
+        return Modern(header_version or str(meta.get(PROTOCOL_VERSION_META_KEY)))
+    if header_version is None:
+        return Handshake(DEFAULT_VERSION)
+    if header_version in HANDSHAKE_PROTOCOL_VERSIONS:
+        return Handshake(header_version)
+    return Modern(header_version)
 
 
 # What a client sees at an OAuth path the project does not serve. mcp-remote (Claude Desktop's

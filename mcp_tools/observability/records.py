@@ -70,7 +70,7 @@ def _text(value: Any) -> str | None:
 def outcome_for_code(code: int) -> str:
     """The outcome a JSON-RPC error code stands for."""
     # Imported here: mcp_tools.calls imports this package for its hooks.
-    from mcp_tools import calls
+    from mcp_tools import codes as calls
 
     return {
         calls.OVERLOADED: OVERLOADED,
@@ -340,33 +340,33 @@ def note_result(result: Mapping[str, Any]) -> None:
 
 
 def observed_tool_call(
-    handler: Callable[..., Awaitable[R]],
-) -> Callable[..., Awaitable[R]]:
-    """Decorate the MCP ``tools/call`` handler: one ``ToolCall`` around each invocation.
+    handler: Callable[[Any, Any], Awaitable[R]],
+) -> Callable[[Any, Any], Awaitable[R]]:
+    """Decorate the MCP ``tools/call`` runner: one ``ToolCall`` around each invocation.
 
-    The handler is called as ``handler(message, *, era, ctx, surface, headers, ...)`` and
-    returns a reply with a JSON-RPC ``body``; a result it notes with ``note_result`` spares
-    reading that body back.
+    The runner is called as ``handler(req, spec)``: the ``RpcRequest`` and the tool the caller's
+    surface holds under the requested name (``None``: unknown or hidden), looked up once by
+    the caller; the record names the tool (a metric label) exactly when it is one. It returns
+    a reply with a JSON-RPC ``body``; a result it notes with ``note_result`` spares reading
+    that body back.
     """
 
     @functools.wraps(handler)
-    async def observed(message: Any, **kwargs: Any) -> R:
-        params = message.params or {}
-        name = params.get("name")
-        era = kwargs["era"]
-        spec = kwargs["surface"].tools.get(name) if isinstance(name, str) else None
+    async def observed(req: Any, spec: Any) -> R:
+        params = req.params
+        schema = getattr(spec, "input_schema", None) or {}
         with tool_call(
-            kwargs["ctx"],
-            tool=name,
+            req.ctx,
+            tool=params.get("name"),
             known=spec is not None,
-            era=era.version if era.modern else "handshake",
-            rpc_id=message.request_id,
+            era=req.era.label,
+            rpc_id=req.rid,
             meta=params.get("_meta"),
-            headers=kwargs.get("headers"),
+            headers=req.headers,
             arguments=params.get("arguments"),
-            declared=spec.input_schema.get("properties", {}) if spec is not None else (),
+            declared=schema.get("properties", {}),
         ) as call:
-            reply = await handler(message, **kwargs)
+            reply = await handler(req, spec)
             call.reply(reply)
             return reply
 
@@ -400,6 +400,6 @@ def rate_limited(request: Any, *, group: str, protocol: str = "mcp") -> None:
 
 def _rate_limited_code() -> int:
     # Imported here: mcp_tools.calls imports this package for its hooks.
-    from mcp_tools import calls
+    from mcp_tools import codes as calls
 
     return calls.RATE_LIMITED

@@ -197,7 +197,7 @@ def _invoke(data: Any, **fields: Any) -> dict[str, Any]:
 NUL = "a\x00b"
 
 
-@mutation("a2a_tools/rpc.py", find="where = _unstorable(params)", replace="where = None")
+@mutation("a2a_tools/params.py", find="where = _unstorable(params)", replace="where = None")
 @pytest.mark.parametrize(
     ("method", "params", "code"),
     [

@@ -19,7 +19,7 @@ from django.test import override_settings
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from a2a_tools.rpc import METHODS
+from a2a_tools.params import METHODS
 from tests.a2a_tools.conftest import A2AClient
 from tests.mutations import mutation
 
@@ -88,7 +88,7 @@ def owner(a2a_client: Any) -> A2AClient:
     return client
 
 
-@mutation("a2a_tools/rpc.py", find="where = _unstorable(params)", replace="where = None")
+@mutation("a2a_tools/params.py", find="where = _unstorable(params)", replace="where = None")
 @pytest.mark.parametrize("method", sorted(METHODS))
 @override_settings(MCP_TOOLS_RATE="1000000/m")
 def test_any_params_get_a_result_or_a_stable_error_never_a_500(

@@ -18,7 +18,7 @@ from django.test import override_settings
 
 from a2a_tools.skills import build_projection, projectable
 from cluck.models import Customer, DailyEntry, Flock, SalesOrder
-from mcp_tools import calls
+from mcp_tools import execution
 from mcp_tools.surfaces import active_catalogue
 from tenancy import active_roles
 from tests.a2a_tools.conftest import A2AClient, artifact_data, error_reason, projected, task_error
@@ -235,7 +235,7 @@ def test_the_workers_flock_scope_holds_through_a2a(demo: dict[str, str]) -> None
 
 
 @mutation(
-    "mcp_tools/calls.py",
+    "mcp_tools/execution/writes.py",
     find="operation_key=port.sha256_hex(spec.operation_key),",
     replace=(
         "operation_key=port.sha256_hex(\n"
@@ -253,7 +253,8 @@ def test_mcp_and_a2a_share_one_execution_for_the_same_key_and_arguments(
     other arguments is KeyReused on either.
 
     Mutation: give A2A writes their own operation key (``a2a:tool:<name>`` instead of
-    ``spec.operation_key`` in ``calls.run_write``'s scope, via a per-protocol prefix) → red."""
+    ``spec.operation_key`` in ``execution.writes.scope_for``, via a per-protocol prefix)
+    → red."""
     mcp, a2a = mcp_client_pair
     before = controls.executions["mcptest_record_note"]
     written = mcp.call("mcptest_record_note", {"idempotencyKey": "both-1", "text": "hi"})
@@ -283,7 +284,7 @@ def _released_afterwards() -> Iterator[None]:
     controls.release.clear()
     yield
     controls.release.set()
-    _wait_for(lambda: calls.slots.in_use == 0)
+    _wait_for(lambda: execution.slots.in_use == 0)
 
 
 def _wait_for(condition: Any, timeout: float = 10.0) -> None:
@@ -295,25 +296,25 @@ def _wait_for(condition: Any, timeout: float = 10.0) -> None:
 
 @mutation(
     Edit(
-        "mcp_tools/calls.py",
+        "mcp_tools/execution/bounds.py",
         find="            close_old_connections()\n            hold.returned()\n",
         replace="            close_old_connections()\n",
     ),
     Edit(
-        "mcp_tools/calls.py",
+        "mcp_tools/execution/bounds.py",
         find=(
             "        return await "
             "asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), timeout)\n"
         ),
         replace=(
-            "        result = await "
-            "asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), timeout)\n"
+            "        result = await asyncio.wait_for(asyncio.shield(asyncio.w"
+            "rap_future(future)), timeout)\n"
             "        slots.release()\n"
             "        return result\n"
         ),
     ),
     Edit(
-        "mcp_tools/calls.py",
+        "mcp_tools/execution/bounds.py",
         find="    except TimeoutError:\n        observability.bound_refused(",
         replace=(
             "    except TimeoutError:\n"
@@ -343,19 +344,19 @@ def test_a_timed_out_skill_keeps_its_slot_until_the_tool_really_returns(a2a_clie
     assert timed_out["error"]["code"] == -32603
     assert error_reason(timed_out) == "DEADLINE_EXCEEDED"
     assert time.monotonic() - started < 5
-    assert calls.slots.in_use == 1
+    assert execution.slots.in_use == 1
     response = client.message("SendMessage", {"message": _message("mcptest_whoami")})
     overloaded = json.loads(response.content)
     assert response.status_code == 200 and response["Retry-After"] == "1"
     assert overloaded["error"]["code"] == -32603 and error_reason(overloaded) == "OVERLOADED"
-    assert mcp.call("mcptest_whoami")["error"]["code"] == calls.OVERLOADED
+    assert mcp.call("mcptest_whoami")["error"]["code"] == execution.OVERLOADED
     controls.release.set()
-    _wait_for(lambda: calls.slots.in_use == 0)
+    _wait_for(lambda: execution.slots.in_use == 0)
     assert client.task("mcptest_whoami")["status"]["state"] == "TASK_STATE_COMPLETED"
 
 
 @mutation(
-    "mcp_tools/calls.py",
+    "mcp_tools/execution/bounds.py",
     find="            if self.in_use >= limit or self._waiters:\n                return False\n",
     replace="",
 )
@@ -374,7 +375,7 @@ def test_a_skill_beyond_the_concurrency_limit_is_overloaded(a2a_client: Any) -> 
 
     thread = threading.Thread(target=blocked_call)
     thread.start()
-    _wait_for(lambda: calls.slots.in_use == 1)
+    _wait_for(lambda: execution.slots.in_use == 1)
     refused = other.send("mcptest_whoami", {})
     assert refused["error"]["code"] == -32603 and error_reason(refused) == "OVERLOADED"
     assert refused["error"]["data"][0]["metadata"] == {"retryAfterSeconds": "1"}

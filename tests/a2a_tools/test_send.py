@@ -85,7 +85,7 @@ def test_a_crash_is_an_internal_error_with_a_request_id_and_no_detail(a2a_client
 
 
 @mutation(
-    "a2a_tools/rpc.py",
+    "a2a_tools/invocation.py",
     find=(
         "    spec = surface.skills.get(name)\n"
         "    # Defense in depth, as tools/call does: ask the live policy again.\n"
@@ -255,10 +255,10 @@ def test_a_message_to_a_finished_task_is_unsupported_and_to_a_missing_one_not_fo
 
 
 @mutation(
-    "a2a_tools/rpc.py",
+    "a2a_tools/invocation.py",
     find='    arguments = data.get("arguments", {})\n',
     replace=(
-        "    from google.protobuf.json_format import MessageToDict\n"
+        "    from google.protobuf.json_format import MessageToDict, ParseDict\n"
         "    from google.protobuf.struct_pb2 import Struct\n"
         "\n"
         '    arguments = MessageToDict(ParseDict(data.get("arguments") or {}, Struct()))\n'

@@ -142,7 +142,8 @@ def test_a_task_row_commits_without_waiting_for_the_wal_and_only_that_row() -> N
     (one WAL fsync per row); make it session-wide (``set_config(..., false)``) → red."""
     from django.db import connection
 
-    from a2a_tools.rpc import Turn, input_required_task
+    from a2a_tools.invocation import Turn
+    from a2a_tools.shapes import input_required_task
     from a2a_tools.tasks import DatabaseTaskStore, TaskOwner
 
     store, owner = DatabaseTaskStore(), TaskOwner(tenant_id="1", user_id=1)

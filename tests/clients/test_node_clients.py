@@ -82,7 +82,7 @@ def returned(outcome: dict[str, Any]) -> dict[str, Any]:
 
 
 @mutation(
-    "mcp_tools/calls.py",
+    "mcp_tools/execution/results.py",
     find='        "isError": True,\n    }\n\n\ndef failure_result',
     replace=(
         '        "isError": True,\n'
@@ -97,7 +97,7 @@ def test_typescript_sdk_hands_our_tool_errors_to_its_caller(
     demo_server: DemoServer, tmp_path: Path
 ) -> None:
     """Mutation: put ``"structuredContent": {"error": error}`` back into
-    ``mcp_tools.calls.error_result`` → SDK 1.x's ``callTool`` throws McpError -32602
+    ``mcp_tools.execution.results.error_result`` → SDK 1.x's ``callTool`` throws McpError -32602
     ("Structured content does not match the tool's output schema") for every tool error and
     our code never reaches the caller → red.
 
@@ -234,7 +234,7 @@ class Inspector:
 
 
 @mutation(
-    "mcp_tools/calls.py",
+    "mcp_tools/execution/results.py",
     find='        "isError": True,\n    }\n\n\ndef failure_result',
     replace='        "isError": False,\n    }\n\n\ndef failure_result',
 )
@@ -242,8 +242,8 @@ def test_inspector_cli_shows_our_codes_and_exit_statuses(
     demo_server: DemoServer, tmp_path: Path
 ) -> None:
     """Mutation: answer a tool error without ``isError: true`` (``"isError": False`` in
-    ``mcp_tools.calls.error_result``) → the Inspector rejects it for lacking the structured
-    content the outputSchema promises (exit 1, our code lost) → red. The Inspector
+    ``mcp_tools.execution.results.error_result``) → the Inspector rejects it for lacking the
+    structured content the outputSchema promises (exit 1, our code lost) → red. The Inspector
     refuses a tool its ``tools/list`` lacks before sending anything (``tool_not_found``), so
     the hidden tool is asserted through that list."""
     node.require(node.INSPECTOR)
@@ -395,17 +395,17 @@ def result(reply: dict[str, Any]) -> dict[str, Any]:
 
 
 @mutation(
-    "mcp_tools/toolcall.py",
-    find='        return error(era, rid, INVALID_PARAMS, f"Unknown tool: {name}")',
+    "mcp_tools/methods/tools.py",
+    find='        return error(req.era, req.rid, INVALID_PARAMS, f"Unknown tool: {name}")',
     replace=(
-        "        return result(era, rid, calls.error_result("
-        '"Tool.NotFound", f"Unknown tool: {name}"), catalogue.server_info)'
+        '        return render(req, runner.Done(error_result("Tool.NotFou'
+        'nd", f"Unknown tool: {name}")))'
     ),
 )
 @mutation("cluck/urls.py", find='    path("", include("tenancy.oauth.urls")),\n', replace="")
 def test_mcp_remote_relays_our_codes_over_stdio(demo_server: DemoServer, tmp_path: Path) -> None:
     """Mutation: answer a hidden tool as an ``isError`` result instead of -32602 (make
-    ``mcp_tools.toolcall.call_tool`` treat it as a tool error) → the readonly session gets a
+    ``mcp_tools.methods.tools.call_tool`` treat it as a tool error) → the readonly session gets a
     result → red.
 
     Three proxies: the owner's story in the handshake era, readonly with ``--protocol auto``

@@ -43,7 +43,7 @@ from cluck.models import AuditEvent, BirdMovement, DailyEntry, EggGrade, EggLot,
 from cluck.services.daily_entries import daily_entry_record
 from cluck.services.orders import OrderLineInput, sales_order_confirm, sales_order_create
 from idempotency.models import IdempotencyRecord
-from mcp_tools.calls import CODE_INTERNAL, CODE_INVALID_ARGUMENTS
+from mcp_tools.execution import CODE_INTERNAL, CODE_INVALID_ARGUMENTS
 from mcp_tools.registry import ToolSpec, default_registry
 from tests.cluck.mcp_helpers import Tools
 from tests.factories import (
@@ -262,7 +262,7 @@ def _fuzz_settings() -> Any:
 
 
 @mutation(
-    "mcp_tools/calls.py",
+    "mcp_tools/execution/arguments.py",
     find="    if unstorable:\n        return _invalid(unstorable)\n",
     replace="",
 )
@@ -310,7 +310,7 @@ def test_valid_arguments_get_a_result_or_a_listed_error(
 
 
 @mutation(
-    "mcp_tools/calls.py",
+    "mcp_tools/execution/arguments.py",
     find="spec.args_model.model_validate_json(_jsonrpc.dumps(wire), strict=True)",
     replace="spec.args_model.model_validate(wire, strict=False)",
 )

@@ -239,14 +239,14 @@ def test_record_then_submit_puts_the_eggs_in_stock(owner: Tools) -> None:
 
 
 @mutation(
-    "mcp_tools/calls.py",
+    "mcp_tools/execution/writes.py",
     find="caller_key=port.sha256_hex(key),",
     replace='caller_key=port.sha256_hex(key + __import__("uuid").uuid4().hex),',
 )
 def test_replay_writes_no_second_audit_row(owner: Tools) -> None:
     """Guard 23. Mutation: make the MCP caller key include ``uuid4()`` in
-    ``mcp_tools.calls.run_write`` (every call a fresh claim) → red: the second call re-runs
-    the handler and writes a ``DailyEntry.Update`` row. (An entry count cannot catch this:
+    ``mcp_tools.execution.writes.scope_for`` (every call a fresh claim) → red: the second call
+    re-runs the handler and writes a ``DailyEntry.Update`` row. (An entry count cannot catch this:
     the handler upserts.)"""
     args = _record_args(_flock("House 1 White").pk, "replay-1", date=_past(40))
     first = owner.ok("cluck_record_daily_entry", args)
@@ -317,13 +317,13 @@ def _committed_http_post(bearer: str, path: str, body: dict[str, Any], key: str)
 
 
 @mutation(
-    "mcp_tools/calls.py",
+    "mcp_tools/execution/writes.py",
     find="operation_key=port.sha256_hex(spec.operation_key),",
     replace='operation_key=port.sha256_hex("POST:/api/v1/daily-entries/"),',
 )
 def test_http_and_mcp_keys_never_alias(owner: Tools) -> None:
-    """Guard 19. Mutation: in ``mcp_tools.calls.run_write`` replace the operation key with the
-    HTTP adapter's computed digest ``sha256("POST:/api/v1/daily-entries/")`` → red (the MCP
+    """Guard 19. Mutation: in ``mcp_tools.execution.writes.scope_for`` replace the operation key
+    with the HTTP adapter's computed digest ``sha256("POST:/api/v1/daily-entries/")`` → red (the MCP
     call is refused as a reused key). Writing the route *text* could not go red."""
     flock = _flock("House 1 White")
     body = {

@@ -14,7 +14,7 @@ import pytest
 from django.db import connection
 from django.test import override_settings
 
-from mcp_tools import calls
+from mcp_tools import execution
 from tests.mutations import Edit, mutation
 from tests.testapps.mcp_fixtures import controls
 
@@ -26,7 +26,7 @@ def _released_afterwards():
     controls.release.clear()
     yield
     controls.release.set()
-    _wait_for(lambda: calls.slots.in_use == 0)
+    _wait_for(lambda: execution.slots.in_use == 0)
 
 
 def _wait_for(condition, timeout=10.0):
@@ -37,7 +37,7 @@ def _wait_for(condition, timeout=10.0):
 
 
 @mutation(
-    "mcp_tools/calls.py",
+    "mcp_tools/execution/bounds.py",
     find="            if self.in_use >= limit or self._waiters:\n                return False\n",
     replace="",
 )
@@ -55,9 +55,9 @@ def test_a_call_beyond_the_concurrency_limit_is_overloaded(mcp_client):
 
     thread = threading.Thread(target=blocked_call)
     thread.start()
-    _wait_for(lambda: calls.slots.in_use == 1)
+    _wait_for(lambda: execution.slots.in_use == 1)
     refused = other.call("mcptest_whoami")
-    assert refused["error"]["code"] == calls.OVERLOADED
+    assert refused["error"]["code"] == execution.OVERLOADED
     controls.release.set()
     thread.join(10)
     assert outcome["r"]["result"]["structuredContent"]["released"] is True
@@ -66,25 +66,25 @@ def test_a_call_beyond_the_concurrency_limit_is_overloaded(mcp_client):
 
 @mutation(
     Edit(
-        "mcp_tools/calls.py",
+        "mcp_tools/execution/bounds.py",
         find="            close_old_connections()\n            hold.returned()\n",
         replace="            close_old_connections()\n",
     ),
     Edit(
-        "mcp_tools/calls.py",
+        "mcp_tools/execution/bounds.py",
         find=(
             "        return await "
             "asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), timeout)\n"
         ),
         replace=(
-            "        result = await "
-            "asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), timeout)\n"
+            "        result = await asyncio.wait_for(asyncio.shield(asyncio.w"
+            "rap_future(future)), timeout)\n"
             "        slots.release()\n"
             "        return result\n"
         ),
     ),
     Edit(
-        "mcp_tools/calls.py",
+        "mcp_tools/execution/bounds.py",
         find="    except TimeoutError:\n        observability.bound_refused(",
         replace=(
             "    except TimeoutError:\n"
@@ -103,12 +103,12 @@ def test_a_timed_out_tool_keeps_its_slot_until_it_really_returns(mcp_client):
     client = mcp_client()
     started = time.monotonic()
     timed_out = client.call("mcptest_block", {"maxSeconds": 10})
-    assert timed_out["error"]["code"] == calls.TIMED_OUT
+    assert timed_out["error"]["code"] == execution.TIMED_OUT
     assert time.monotonic() - started < 5
-    assert calls.slots.in_use == 1
-    assert client.call("mcptest_whoami")["error"]["code"] == calls.OVERLOADED
+    assert execution.slots.in_use == 1
+    assert client.call("mcptest_whoami")["error"]["code"] == execution.OVERLOADED
     controls.release.set()
-    _wait_for(lambda: calls.slots.in_use == 0)
+    _wait_for(lambda: execution.slots.in_use == 0)
     assert client.call("mcptest_whoami")["result"]["isError"] is False
 
 
@@ -125,12 +125,12 @@ def _holding_the_only_slot(mcp_client):
 
     thread = threading.Thread(target=blocked_call)
     thread.start()
-    _wait_for(lambda: calls.slots.in_use == 1)
+    _wait_for(lambda: execution.slots.in_use == 1)
     return thread, outcome
 
 
 @mutation(
-    "mcp_tools/replies.py",
+    "mcp_tools/rpc/replies.py",
     find="    if retry_after is None:\n        return refused\n",
     replace="    return refused\n",
 )
@@ -146,7 +146,7 @@ def test_an_overloaded_refusal_carries_a_retry_hint(mcp_client):
         "tools/call", {"name": "mcptest_whoami"}, **{"MCP-Protocol-Version": "2025-11-25"}
     )
     error = refused.json()["error"]
-    assert error["code"] == calls.OVERLOADED
+    assert error["code"] == execution.OVERLOADED
     assert 1000 <= error["data"]["retryAfterMs"] <= 3000
     assert int(refused["Retry-After"]) == error["data"]["retryAfterSeconds"] >= 1
     controls.release.set()
@@ -154,7 +154,7 @@ def test_an_overloaded_refusal_carries_a_retry_hint(mcp_client):
 
 
 @mutation(
-    "mcp_tools/calls.py",
+    "mcp_tools/execution/bounds.py",
     find='slots.acquire(limit, float(conf.get("SLOT_WAIT_SECONDS")))',
     replace="slots.acquire(limit, 0)",
 )
@@ -173,18 +173,18 @@ def test_a_call_waits_for_a_slot_within_the_bound(mcp_client):
 
     waiter = threading.Thread(target=waiting_call)
     waiter.start()
-    _wait_for(lambda: calls.slots.waiting == 1)
+    _wait_for(lambda: execution.slots.waiting == 1)
     assert "r" not in waited
     controls.release.set()
     thread.join(10)
     waiter.join(10)
     assert outcome["r"]["result"]["structuredContent"]["released"] is True
     assert waited["r"]["result"]["isError"] is False
-    _wait_for(lambda: calls.slots.in_use == 0)
+    _wait_for(lambda: execution.slots.in_use == 0)
 
 
 @mutation(
-    "mcp_tools/calls.py",
+    "mcp_tools/execution/bounds.py",
     find="            if isinstance(exc, TimeoutError):\n                return handed\n",
     replace="            if isinstance(exc, TimeoutError):\n                return True\n",
 )
@@ -195,16 +195,16 @@ def test_a_call_still_waiting_at_the_bound_is_overloaded_and_leaves_no_slot_behi
     thread, _ = _holding_the_only_slot(mcp_client)
     started = time.monotonic()
     refused = mcp_client().call("mcptest_whoami")
-    assert refused["error"]["code"] == calls.OVERLOADED
+    assert refused["error"]["code"] == execution.OVERLOADED
     assert time.monotonic() - started >= 0.2
-    assert calls.slots.in_use == 1
+    assert execution.slots.in_use == 1
     controls.release.set()
     thread.join(10)
-    _wait_for(lambda: calls.slots.in_use == 0)
+    _wait_for(lambda: execution.slots.in_use == 0)
 
 
 @mutation(
-    "mcp_tools/calls.py",
+    "mcp_tools/execution/bounds.py",
     find="            if self.draining >= limit:\n                return False\n",
     replace="",
 )
@@ -219,15 +219,61 @@ def test_a_cancelled_call_frees_its_slot_only_while_the_draining_pool_has_room()
     """
 
     async def cancelled_while_blocked() -> None:
-        call = asyncio.ensure_future(calls.run_bounded(lambda: controls.release.wait(10)))
+        call = asyncio.ensure_future(execution.run_bounded(lambda: controls.release.wait(10)))
         await asyncio.sleep(0)  # it takes its slot and hands the work to a thread
         call.cancel()
         with contextlib.suppress(asyncio.CancelledError):
             await call
 
     asyncio.run(cancelled_while_blocked())
-    assert (calls.slots.in_use, calls.slots.draining) == (0, 1)
+    assert (execution.slots.in_use, execution.slots.draining) == (0, 1)
     asyncio.run(cancelled_while_blocked())
-    assert (calls.slots.in_use, calls.slots.draining) == (1, 1)
+    assert (execution.slots.in_use, execution.slots.draining) == (1, 1)
     controls.release.set()
-    _wait_for(lambda: (calls.slots.in_use, calls.slots.draining) == (0, 0))
+    _wait_for(lambda: (execution.slots.in_use, execution.slots.draining) == (0, 0))
+
+
+@mutation(
+    "mcp_tools/cancellation.py",
+    find="            raise RequestCancelled() from None\n",
+    replace="            raise\n",
+)
+@mutation(
+    "mcp_tools/cancellation.py",
+    find="    finally:\n        _remove(call_key, call)\n",
+    replace="    finally:\n        pass\n",
+)
+def test_notifications_cancelled_reaches_a_call_awaited_for_a_json_answer():
+    """Handshake era, no stream: the call awaited by its request (``cancellation.run``) is
+    cancelled by the member's notification; the tool is told, the slot freed, the request
+    answered ``RequestCancelled`` (-32800), and the id is forgotten once the call is over.
+
+    Mutations: the request sees a bare ``CancelledError`` (as if it had been cancelled itself)
+    → red; the finished call stays registered → red (a later notification still finds it).
+    """
+    from mcp_tools import cancellation
+
+    told = threading.Event()
+
+    async def scenario() -> None:
+        call = asyncio.ensure_future(
+            cancellation.run(
+                execution.run_bounded(lambda: controls.release.wait(10), on_cancel=told.set),
+                tenant_id=1,
+                user_id=2,
+                request_id=7,
+            )
+        )
+        await asyncio.sleep(0.05)  # registered, its slot taken, its work in a thread
+        assert not cancellation.cancel_notified(1, 3, {"requestId": 7})  # another member
+        assert not cancellation.cancel_notified(1, 2, {"requestId": "7"})  # another id
+        assert cancellation.cancel_notified(1, 2, {"requestId": 7})
+        with pytest.raises(cancellation.RequestCancelled):
+            await call
+        assert not cancellation.cancel_notified(1, 2, {"requestId": 7})
+
+    asyncio.run(scenario())
+    assert told.is_set()
+    assert (execution.slots.in_use, execution.slots.draining) == (0, 1)
+    controls.release.set()
+    _wait_for(lambda: (execution.slots.in_use, execution.slots.draining) == (0, 0))

@@ -54,12 +54,12 @@ def records(caplog):
 
 
 @mutation(
-    "mcp_tools/toolcall.py",
+    "mcp_tools/methods/tools.py",
     find="@observability.observed_tool_call  # one log record, metric sample and span per call\n",
     replace="",
 )
 def test_each_tool_call_writes_one_record_with_who_what_how_and_how_long(mcp_client, records):
-    """Mutation: drop ``@observability.observed_tool_call`` from ``toolcall.call_tool`` → no
+    """Mutation: drop ``@observability.observed_tool_call`` from ``methods.tools.call_tool`` → no
     record → red."""
     client = mcp_client("Owner")
     client.call("mcptest_whoami")
@@ -81,7 +81,7 @@ def test_each_tool_call_writes_one_record_with_who_what_how_and_how_long(mcp_cli
 
 @mutation(
     "mcp_tools/observability/records.py",
-    find='era=era.version if era.modern else "handshake",',
+    find="era=req.era.label,",
     replace='era="handshake",',
 )
 def test_the_2026_era_is_recorded_as_such(mcp_client, records):

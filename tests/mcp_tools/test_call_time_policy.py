@@ -1,5 +1,5 @@
 """The second layer of role filtering: a call asks the tool's live policy again, whatever the
-caller's prepared surface lists (``toolcall._lookup``)."""
+caller's prepared surface lists (``methods.tools.lookup``)."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ OWNER_ONLY_TOOL = "mcptest_owner_report"
 
 @pytest.mark.django_db
 @mutation(
-    "mcp_tools/toolcall.py",
-    find="return spec if evaluate(spec.policy, ctx.actor) else None",
+    "mcp_tools/methods/tools.py",
+    find="return spec if evaluate(spec.policy, req.ctx.actor) else None",
     replace="return spec",
 )
 def test_a_tool_on_a_stale_surface_is_refused_at_call_time_by_its_policy(mcp_client):
@@ -27,7 +27,7 @@ def test_a_tool_on_a_stale_surface_is_refused_at_call_time_by_its_policy(mcp_cli
     do): the owner-only tool is listed, but calling it is an unknown tool (-32602, as for a
     hidden one) and it never runs.
 
-    Mutation: drop the policy re-check from ``toolcall._lookup`` → the Worker gets the
+    Mutation: drop the policy re-check from ``methods.tools.lookup`` → the Worker gets the
     owner-only report → red.
     """
     catalogue = active_catalogue()

@@ -122,14 +122,14 @@ def _wait_for(condition: Any, timeout: float = 15.0) -> None:
 
 
 @mutation(
-    "mcp_tools/calls.py",
+    "mcp_tools/execution/bounds.py",
     find="            on_cancel()\n        hold.cancelled(limit)\n",
     replace="            on_cancel()\n",
 )
 @mutation(
-    "mcp_tools/invoke.py",
-    find="calls.run_bounded(job, on_cancel=exchange.cancel)",
-    replace="calls.run_bounded(job)",
+    "mcp_tools/methods/tools.py",
+    find="asyncio.ensure_future(bounds.run_bounded(job, on_cancel=exchange.cancel))",
+    replace="asyncio.ensure_future(bounds.run_bounded(job))",
 )
 def test_abandoned_streams_free_their_slots_at_once_and_their_tools_stop(server, farm):
     """Every slot busy with a streamed call whose client hangs up: the next calls are served
@@ -196,7 +196,7 @@ def test_a_write_cut_before_its_commit_rolls_back_and_a_retry_executes(server, f
 
 
 @mutation(
-    "mcp_tools/calls.py",
+    "mcp_tools/execution/results.py",
     find="            return port.Failure(failure)\n        return port.Success(",
     replace="            return port.Failure(failure)\n        ctx.check_cancelled()\n"
     "        return port.Success(",
@@ -247,9 +247,9 @@ def _streamed_call_cancelled_by(url: str, caller: str, canceller: str, label: st
 )
 @mutation(
     Edit(
-        "mcp_tools/views.py",
-        find="            cancellation.cancel_notified(",
-        replace="            (",
+        "mcp_tools/eras/handshake.py",
+        find="                cancellation.cancel_notified(",
+        replace="                (",
     ),
 )
 def test_handshake_era_notifications_cancelled_cancels_the_members_own_call(server, farm):
@@ -257,7 +257,7 @@ def test_handshake_era_notifications_cancelled_cancels_the_members_own_call(serv
     member on this process; the call answers -32800 and the tool saw it. Another member of
     the same tenant naming the same id cancels nothing.
 
-    Mutations: the in-flight key ignores the acting user → red; the view drops the
+    Mutations: the in-flight key ignores the acting user → red; the handshake era drops the
     notification → red.
     """
     owner, colleague = _member(farm), _member(farm)

@@ -16,8 +16,8 @@ from django.test import override_settings
 
 from cluck.roles import FARM_ROLES
 from mcp_tools import CallContext
-from mcp_tools.calls import FORBIDDEN
 from mcp_tools.exceptions import UnknownSurfaceError
+from mcp_tools.execution import FORBIDDEN
 from mcp_tools.factories import FactoryRegistry
 from mcp_tools.raw import RawRegistry
 from mcp_tools.registry import Registry, default_registry

@@ -29,14 +29,14 @@ def _modern_call(client, name: str, capabilities: dict) -> tuple[int, dict]:
 
 
 @mutation(
-    "mcp_tools/toolcall.py",
+    "mcp_tools/methods/tools.py",
     find="c for c in spec.required_client_capabilities if c not in",
     replace="c for c in () if c not in",
 )
 def test_an_undeclared_capability_is_minus_32021_with_http_400_and_the_tool_never_runs(
     mcp_client,
 ):
-    """Mutation: make ``toolcall.call_tool`` find no capability missing (``missing`` always
+    """Mutation: make ``methods.tools.call_tool`` find no capability missing (``missing`` always
     empty) → red (the tool runs and answers 200)."""
     client = mcp_client()
     status, reply = _modern_call(client, "test_missing_capability", {"elicitation": {}})

@@ -376,10 +376,11 @@ def test_ping_and_unknown_methods_in_the_handshake_era(mcp_client):
 
 @mutation(
     "mcp_tools/views.py",
-    find='era = protocol.detect_era(request.headers.get("MCP-Protocol-Version"), message)',
+    find='era = era_for(request.headers.get("MCP-Protocol-Version"), message)',
     replace=(
         "era = mcp_view.__dict__.setdefault(\n"
-        '        "era", protocol.detect_era(request.headers.get("MCP-Protocol-Version"), message)\n'
+        '        "era", era_for(request.headers.get("MCP-Protocol-Version'
+        '"), message)\n'
         "    )"
     ),
 )

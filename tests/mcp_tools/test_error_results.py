@@ -14,7 +14,7 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from mcp_tools import ToolFailure
-from mcp_tools.calls import error_result, failure_result, internal_error_result
+from mcp_tools.execution import error_result, failure_result, internal_error_result
 from mcp_tools.surfaces import active_catalogue
 from tests.mcp_tools.conftest import ROLE_NAMES
 from tests.mutations import mutation
@@ -38,7 +38,7 @@ def _every_tool() -> list[Any]:
 
 
 @mutation(
-    "mcp_tools/calls.py",
+    "mcp_tools/execution/results.py",
     find='        "isError": True,\n    }\n\n\ndef failure_result',
     replace=(
         '        "isError": True,\n'
@@ -50,8 +50,8 @@ def _every_tool() -> list[Any]:
     ),
 )
 def test_every_framework_error_result_is_accepted_by_a_conforming_client():
-    """Mutation: put ``structuredContent: {"error": …}`` back into ``calls.error_result`` → red
-    for every tool that declares an ``outputSchema``."""
+    """Mutation: put ``structuredContent: {"error": …}`` back into
+    ``execution.results.error_result`` → red for every tool that declares an ``outputSchema``."""
     specs = _every_tool()
     assert any(spec.output_schema is not None for spec in specs)
     for spec in specs:
@@ -66,7 +66,7 @@ def test_every_framework_error_result_is_accepted_by_a_conforming_client():
 
 
 @mutation(
-    "mcp_tools/calls.py",
+    "mcp_tools/execution/results.py",
     find='        "isError": True,\n    }\n\n\ndef failure_result',
     replace=(
         '        "isError": True,\n'

@@ -154,12 +154,12 @@ def test_a_state_is_bound_to_tenant_actor_tool_and_arguments(mcp_client):
 
 
 @mutation(
-    "mcp_tools/invoke.py",
-    find="                requeststate.redeem(inputs.opened)",
-    replace="                pass",
+    "mcp_tools/execution/runner.py",
+    find="            requeststate.redeem(opened)",
+    replace="            pass",
 )
 def test_a_replayed_state_is_refused_on_any_replica(mcp_client):
-    """Mutation: skip ``requeststate.redeem`` in ``invoke.guarded`` → red. The redemption is a
+    """Mutation: skip ``requeststate.redeem`` in ``execution.runner.job`` → red. The redemption is a
     row in the database, so a second replica refuses the replay just the same."""
     client = mcp_client()
     first = _round_one(client)

@@ -104,13 +104,13 @@ NUL_CASES: list[tuple[str, dict[str, Any]]] = [
     replace="        if False:\n            return [",
 )
 @mutation(
-    "mcp_tools/handlers.py",
+    "mcp_tools/methods/features.py",
     find="    if unstorable:\n        problems = ",
     replace="    if False:\n        problems = ",
 )
 @mutation(
     "mcp_tools/resources.py",
-    find="if values is None or calls.unstorable_strings(values):",
+    find="if values is None or _jsonrpc.unstorable_strings(values):",
     replace="if values is None:",
 )
 @pytest.mark.parametrize(("method", "params"), NUL_CASES)

@@ -16,7 +16,7 @@ from django.test import Client, override_settings
 from prometheus_client import REGISTRY
 
 from idempotency import IdempotentUnit, Success
-from mcp_tools import calls
+from mcp_tools import execution
 from mcp_tools.observability import metrics
 from tests.idempotency.conftest import foreign_claim, make_scope
 from tests.mutations import mutation
@@ -72,6 +72,23 @@ def test_tool_calls_are_counted_by_tool_and_outcome_with_their_duration(mcp_clie
     client.call("mcptest_whoami")
     client.call("mcptest_refuse", {"text": "no", "idempotencyKey": "k"})
     assert (ok(), refused(), timed()) == (2.0, 1.0, 2.0)
+
+
+@mutation(
+    "mcp_tools/observability/records.py",
+    find="            known=spec is not None,\n",
+    replace='            known=spec is not None and params.get("name") in req.surface.tools,\n',
+)
+def test_a_factory_tool_call_is_counted_under_its_own_name(mcp_client):
+    """Issue 24: the record re-looked the tool up in ``surface.tools`` only, so every
+    ``@tool_factory`` call was counted under ``_unknown``. Mutation: that lookup again → red."""
+    factory = "mcptest_factory_echo"
+    named = delta("mcp_tools_calls_total", protocol="mcp", tool=factory, outcome="ok", code="")
+    unknown = delta("mcp_tools_calls_total", protocol="mcp", tool="_unknown", outcome="ok", code="")
+    client = mcp_client()
+    value = f"tenant-{client.membership.tenant.pk}-a"
+    assert client.call(factory, {"value": value})["result"]["structuredContent"]["value"] == value
+    assert (named(), unknown()) == (1.0, 0.0)
 
 
 @mutation(
@@ -183,28 +200,28 @@ def _released():
     controls.release.clear()
     yield
     controls.release.set()
-    _wait_for(lambda: calls.slots.in_use == 0)
+    _wait_for(lambda: execution.slots.in_use == 0)
 
 
 @mutation(
-    "mcp_tools/calls.py",
+    "mcp_tools/execution/bounds.py",
     find='        observability.bound_refused("deadline")  # observability\n',
     replace="",
 )
 @mutation(
-    "mcp_tools/calls.py",
+    "mcp_tools/execution/bounds.py",
     find='        observability.bound_refused("concurrency")  # observability\n',
     replace="",
 )
 @override_settings(MCP_TOOLS_MAX_CONCURRENT_CALLS=1, MCP_TOOLS_CALL_TIMEOUT_SECONDS=0.3)
 def test_deadline_and_overload_refusals_are_counted_and_recorded(mcp_client, _released, caplog):
     """Mutations, each red: drop either ``observability.bound_refused`` from
-    ``calls.run_bounded``."""
+    ``execution.bounds.run_bounded``."""
     deadline = delta("mcp_tools_bound_refusals_total", bound="deadline")
     concurrency = delta("mcp_tools_bound_refusals_total", bound="concurrency")
     client = mcp_client()
-    assert client.call("mcptest_block", {"maxSeconds": 10})["error"]["code"] == calls.TIMED_OUT
-    assert client.call("mcptest_whoami")["error"]["code"] == calls.OVERLOADED
+    assert client.call("mcptest_block", {"maxSeconds": 10})["error"]["code"] == execution.TIMED_OUT
+    assert client.call("mcptest_whoami")["error"]["code"] == execution.OVERLOADED
     assert (deadline(), concurrency()) == (1.0, 1.0)
     outcomes = [
         (r.tool, r.outcome, r.error_code)

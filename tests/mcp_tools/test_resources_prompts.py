@@ -203,9 +203,12 @@ def test_an_unknown_resource_is_invalid_params_with_the_uri(mcp_client):
     Edit(
         "mcp_tools/features.py",
         find=(
-            "    admitted_resources = [r for r in resources.resources() if admits(r.policy)]\n"
-            "    admitted_templates = [t for t in resources.templates() if admits(t.policy)]\n"
-            "    admitted_prompts = [p for p in prompts.specs() if admits(p.policy)]\n"
+            "    admitted_resources = [r for r in resources.resources() if ad"
+            "mits(r.policy)]\n"
+            "    admitted_templates = [t for t in resources.templates() if ad"
+            "mits(t.policy)]\n"
+            "    admitted_prompts = [p for p in prompts.specs() if admits(p.p"
+            "olicy)]\n"
         ),
         replace=(
             "    admitted_resources = list(resources.resources())\n"
@@ -214,7 +217,7 @@ def test_an_unknown_resource_is_invalid_params_with_the_uri(mcp_client):
         ),
     ),
     Edit(
-        "mcp_tools/handlers.py",
+        "mcp_tools/methods/features.py",
         find="    return spec if spec is not None and evaluate(spec.policy, ctx.actor) else None",
         replace="    return spec",
     ),
@@ -238,7 +241,7 @@ def test_hidden_resources_and_prompts_are_unknown_like_missing_ones(mcp_client):
 
 
 @mutation(
-    "mcp_tools/handlers.py",
+    "mcp_tools/methods/features.py",
     find="    return spec if spec is not None and evaluate(spec.policy, ctx.actor) else None",
     replace="    return spec",
 )
@@ -259,10 +262,11 @@ def test_the_live_policy_is_asked_again_on_read(mcp_client):
 
 
 @mutation(
-    "mcp_tools/handlers.py",
+    "mcp_tools/methods/features.py",
     find=(
         "        except ResourceNotFoundError:\n"
-        '            return _Failed(INVALID_PARAMS, "Resource not found", {"uri": uri})'
+        '            return _Failed(INVALID_PARAMS, "Resource not found",'
+        ' {"uri": uri})'
     ),
     replace=(
         "        except ResourceNotFoundError:\n"
@@ -408,9 +412,12 @@ def test_completions_answer_prompt_arguments_and_template_variables(mcp_client):
     Edit(
         "mcp_tools/features.py",
         find=(
-            "    admitted_resources = [r for r in resources.resources() if admits(r.policy)]\n"
-            "    admitted_templates = [t for t in resources.templates() if admits(t.policy)]\n"
-            "    admitted_prompts = [p for p in prompts.specs() if admits(p.policy)]\n"
+            "    admitted_resources = [r for r in resources.resources() if ad"
+            "mits(r.policy)]\n"
+            "    admitted_templates = [t for t in resources.templates() if ad"
+            "mits(t.policy)]\n"
+            "    admitted_prompts = [p for p in prompts.specs() if admits(p.p"
+            "olicy)]\n"
         ),
         replace=(
             "    admitted_resources = list(resources.resources())\n"
@@ -419,7 +426,7 @@ def test_completions_answer_prompt_arguments_and_template_variables(mcp_client):
         ),
     ),
     Edit(
-        "mcp_tools/handlers.py",
+        "mcp_tools/methods/features.py",
         find='        target = _visible(ctx, surface.features.prompts.get(str(ref.get("name"))))',
         replace='        target = surface.features.prompts.get(str(ref.get("name")))',
     ),

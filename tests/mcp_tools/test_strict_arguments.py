@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from mcp_tools.calls import CODE_INVALID_ARGUMENTS, validate_arguments
+from mcp_tools.execution import CODE_INVALID_ARGUMENTS, validate_arguments
 from mcp_tools.registry import ToolSpec, default_registry
 from tests.factories import FarmFactory, MembershipFactory, bearer_for
 from tests.mcp_tools.conftest import McpClient
@@ -59,7 +59,7 @@ def test_every_tool_with_a_string_argument_is_walked() -> None:
 
 
 @mutation(
-    "mcp_tools/calls.py",
+    "mcp_tools/execution/arguments.py",
     find="    if unstorable:\n        return _invalid(unstorable)\n",
     replace="",
 )
@@ -90,7 +90,7 @@ def test_a_nul_in_an_object_key_is_refused_too() -> None:
 
 
 @mutation(
-    "mcp_tools/calls.py",
+    "mcp_tools/execution/arguments.py",
     find="    if unstorable:\n        return _invalid(unstorable)\n",
     replace="",
 )
@@ -146,7 +146,7 @@ AGREEMENT = [(spec, path) for spec in GENERATED for path in _top_level_paths(spe
 
 
 @mutation(
-    "mcp_tools/calls.py",
+    "mcp_tools/execution/arguments.py",
     find="spec.args_model.model_validate_json(_jsonrpc.dumps(wire), strict=True)",
     replace="spec.args_model.model_validate(wire, strict=False)",
 )

@@ -21,8 +21,8 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
-from mcp_tools import calls
 from mcp_tools.asgi import SyncMiddlewareASGIHandler
+from mcp_tools.execution import results as tool_results
 from mcp_tools.observability.tracing import instrument_django
 from tests.mcp_tools.conftest import HANDSHAKE, MODERN, modern_meta
 from tests.mutations import Edit, mutation
@@ -175,20 +175,21 @@ def test_a_tool_error_and_a_protocol_error_mark_the_span(mcp_client, spans):
 
 
 @mutation(
-    "mcp_tools/calls.py",
+    "mcp_tools/execution/bounds.py",
     find="_pool().submit(observability.carry(in_thread))",
     replace="_pool().submit(in_thread)",
 )
 def test_spans_a_tool_starts_are_children_of_its_call_span(mcp_client, spans, monkeypatch):
     """Tools run in worker threads. Mutation: submit ``in_thread`` without
-    ``observability.carry`` in ``calls.run_bounded`` → red (the tool's span starts a trace)."""
-    invoke = calls._invoke
+    ``observability.carry`` in ``execution.bounds.run_bounded`` → red (the tool's span starts a
+    trace)."""
+    invoke = tool_results._invoke
 
     def traced(spec: Any, ctx: Any, validated: Any) -> Any:
         with trace.get_tracer("test").start_as_current_span("inside the tool"):
             return invoke(spec, ctx, validated)
 
-    monkeypatch.setattr(calls, "_invoke", traced)
+    monkeypatch.setattr(tool_results, "_invoke", traced)
     mcp_client().call("mcptest_whoami")
     inner = next(s for s in spans.get_finished_spans() if s.name == "inside the tool")
     (call_span,) = _tool_spans(spans)
@@ -222,13 +223,13 @@ def test_the_context_carried_into_the_thread_is_only_opentelemetrys(mcp_client, 
     from mcp_tools.context import _request_in_flight
 
     seen: list[Any] = []
-    invoke = calls._invoke
+    invoke = tool_results._invoke
 
     def peek(spec: Any, ctx: Any, validated: Any) -> Any:
         seen.append(_request_in_flight.get())
         return invoke(spec, ctx, validated)
 
-    monkeypatch.setattr(calls, "_invoke", peek)
+    monkeypatch.setattr(tool_results, "_invoke", peek)
     mcp_client().call("mcptest_whoami")
     assert seen == [None]
 

@@ -35,10 +35,11 @@ def test_replay_returns_the_stored_result_and_runs_nothing(mcp_client):
 
 
 @mutation(
-    "mcp_tools/calls.py",
+    "mcp_tools/execution/writes.py",
     find=(
         "fingerprint=port.bound_fingerprint(\n"
-        "            port.fingerprint_json(arguments), user_id=str(ctx.user_id)\n"
+        "            port.fingerprint_json(arguments), user_id=str(ctx.us"
+        "er_id)\n"
         "        ),"
     ),
     replace='fingerprint="one-fingerprint",',
@@ -77,7 +78,7 @@ def test_two_real_write_tools_with_the_same_key_never_collide(mcp_client):
 
 
 @mutation(
-    "mcp_tools/calls.py",
+    "mcp_tools/execution/writes.py",
     find="port.fingerprint_json(arguments), user_id=str(ctx.user_id)",
     replace="port.fingerprint_json(arguments), user_id=None",
 )

@@ -282,15 +282,15 @@ def test_the_workers_flock_scope_holds_through_oauth():
 
 
 @mutation(
-    "mcp_tools/toolcall.py",
+    "mcp_tools/methods/tools.py",
     find=(
-        "    refused = scopes.refusal(ctx, rid, read_only=spec.read_only, "
+        "        refused = scopes.refusal(ctx, read_only=spec.read_only, "
         'what=f"the tool {spec.name}")'
     ),
-    replace="    refused = None",
+    replace="        refused = None",
 )
 def test_a_read_scoped_token_steps_up_for_a_write_tool_its_role_allows():
-    """Mutation: in ``mcp_tools.toolcall.call_tool`` skip ``scopes.refusal`` → red (the
+    """Mutation: in ``mcp_tools.methods.tools.call_tool`` skip ``scopes.refusal`` → red (the
     write runs, or fails validation, with HTTP 200)."""
     membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["Manager"])
     token = grant_tokens(membership, scope="mcp:read")["access_token"]
@@ -309,17 +309,17 @@ def test_a_read_scoped_token_steps_up_for_a_write_tool_its_role_allows():
 
 
 @mutation(
-    "mcp_tools/handlers.py",
-    find="        refused = scopes.refusal(ctx, rid, read_only=True, what=method)",
-    replace="        refused = None",
+    "mcp_tools/methods/features.py",
+    find="    refused = scopes.refusal(req.ctx, read_only=True, what=str(method))",
+    replace="    refused = None",
 )
 @mutation(
     "mcp_tools/tasks.py",
-    find="    refused = scopes.refusal(ctx, rid, read_only=True, what=method)",
-    replace="    refused = None",
+    find="    scoped = scopes.refusal(ctx, read_only=True, what=str(method))",
+    replace="    scoped = None",
 )
 def test_reads_beyond_tools_need_the_read_scope_and_listings_follow_the_role():
-    """Mutations: in ``mcp_tools.handlers.handle`` skip ``scopes.refusal`` → red (a token
+    """Mutations: in ``mcp_tools.methods.features.handle`` skip ``scopes.refusal`` → red (a token
     without ``mcp:read`` reads a resource, gets a prompt, completes); in
     ``mcp_tools.tasks.handle`` skip it → red (``tasks/get`` answers -32602 instead of 403)."""
     membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["Manager"])

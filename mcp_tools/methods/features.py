@@ -2,29 +2,32 @@
 
 Every lookup is in the caller's prepared surface and asks the live policy again, so a hidden
 resource, template or prompt is exactly as unknown as one that does not exist (-32602, with
-``data.uri`` for resources). User code runs through ``mcp_tools.invoke`` (worker thread, call
+``data.uri`` for resources). User code runs through ``mcp_tools.execution`` (worker thread, call
 bounds, the request's exchange; input requests work on ``resources/read`` and ``prompts/get``
 as on ``tools/call``).
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
-from mcp_types.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND, MISSING_REQUIRED_CLIENT_CAPABILITY
+from mcp_types.jsonrpc import INVALID_PARAMS
 
-from mcp_tools import _jsonrpc, calls, conf, invoke, listing, requeststate, scopes
+from mcp_tools import _jsonrpc, conf, listing, requeststate, scopes
 from mcp_tools.context import CallContext
 from mcp_tools.error_pages import database_unavailable
 from mcp_tools.exceptions import ResourceNotFoundError
-from mcp_tools.exchange import LOG_LEVELS
+from mcp_tools.execution import bounds, runner
+from mcp_tools.execution.results import translate
 from mcp_tools.prompts import PromptSpec
-from mcp_tools.replies import Era, Reply, bound_refusal, error, result
 from mcp_tools.resources import ResourceSpec, ResourceTemplateSpec, contents_of
-from mcp_tools.surfaces import Catalogue, Surface
+from mcp_tools.rpc.replies import Reply, bound_refusal, error, render, result
+from mcp_tools.rpc.request import RpcRequest
+from mcp_tools.surfaces import Surface
 from tenancy import evaluate
 
 logger = logging.getLogger(__name__)
@@ -34,8 +37,8 @@ LIST_METHODS: Final = {
     "resources/templates/list": "template_pages",
     "prompts/list": "prompt_pages",
 }
-METHODS: Final = frozenset(
-    {*LIST_METHODS, "resources/read", "prompts/get", "completion/complete", "logging/setLevel"}
+FEATURE_METHODS: Final = frozenset(
+    {*LIST_METHODS, "resources/read", "prompts/get", "completion/complete"}
 )
 
 
@@ -46,20 +49,11 @@ class _Failed:
     data: Any = None
 
 
-async def handle(
-    message: _jsonrpc.Message,
-    *,
-    era: Era,
-    ctx: CallContext,
-    surface: Surface,
-    catalogue: Catalogue,
-    headers: Mapping[str, str],
-) -> Reply:
-    method = message.method
-    params = message.params or {}
-    rid = message.request_id
+async def handle(req: RpcRequest) -> Reply:
+    """Resources, resource templates, prompts and completions (listings and reads)."""
+    method, params, rid, era = req.message.method, req.params, req.rid, req.era
     if method in LIST_METHODS:
-        pages: listing.Listing = getattr(surface.features, LIST_METHODS[method])
+        pages: listing.Listing = getattr(req.surface.features, LIST_METHODS[method])
         cursor = params.get("cursor")
         page = (
             pages.page(era.version, cursor) if cursor is None or isinstance(cursor, str) else None
@@ -67,22 +61,14 @@ async def handle(
         if page is None:
             return error(era, rid, INVALID_PARAMS, "Invalid cursor")
         return Reply(200, _jsonrpc.result_bytes(rid, page))
-    if method in ("resources/read", "prompts/get", "completion/complete"):
-        refused = scopes.refusal(ctx, rid, read_only=True, what=method)
-        if refused is not None:
-            return refused
+    refused = scopes.refusal(req.ctx, read_only=True, what=str(method))
+    if refused is not None:
+        return render(req, refused)
     if method == "resources/read":
-        return await _read(message, era=era, ctx=ctx, surface=surface, catalogue=catalogue)
+        return await _read(req)
     if method == "prompts/get":
-        return await _get_prompt(message, era=era, ctx=ctx, surface=surface, catalogue=catalogue)
-    if method == "completion/complete":
-        return await _complete(message, era=era, ctx=ctx, surface=surface, catalogue=catalogue)
-    # logging/setLevel (handshake era only; 2026-07-28 asks per request instead). Accepted,
-    # not remembered: a stateless server has no session to keep a level in, so streamed log
-    # messages use MCP_TOOLS_LOG_LEVEL (see docs/mcp_tools.md).
-    if era.modern or params.get("level") not in LOG_LEVELS:
-        return error(era, rid, METHOD_NOT_FOUND if era.modern else INVALID_PARAMS, "Bad request")
-    return Reply(200, _jsonrpc.result_bytes(rid, b"{}"))
+        return await _get_prompt(req)
+    return await _complete(req)
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -107,57 +93,43 @@ def find_resource(
     return None
 
 
-def _with_inputs(era: Era, params: Mapping[str, Any], binding: requeststate.Binding) -> Any:
-    exchange = invoke.build_exchange(era, params)
-    inputs = invoke.open_inputs(era, params, binding)
-    exchange.answers, exchange.loose_answers = inputs.answers, inputs.loose
-    return exchange, inputs
-
-
-def _input_finish(
-    era: Era,
-    rid: Any,
-    binding: requeststate.Binding,
-    exchange: Any,
-    catalogue: Catalogue,
-    done: Any,
-) -> Any:
-    """Map an outcome to a reply; ``done(value)`` answers a finished call."""
-
-    def finish(outcome: invoke.Outcome) -> Reply:
-        shared = invoke.shared_reply(
-            outcome,
-            era=era,
-            rid=rid,
-            binding=binding,
-            exchange=exchange,
-            server_info=catalogue.server_info,
+async def _run(req: RpcRequest, binding: requeststate.Binding, work: Any, done: Any) -> Reply:
+    """Run ``work`` bounded with the request's exchange; ``done(value)`` shapes a finished one."""
+    opened = None
+    if req.state_token is not None:
+        try:
+            inputs = requeststate.open_inputs(req.state_token, req.input_responses, binding)
+        except requeststate.RequestStateRefusedError as refused:
+            return render(req, runner.StateRefused(refused.reason))
+        opened, req.exchange.answers = inputs.opened, inputs.answers
+    else:
+        req.exchange.loose_answers = req.input_responses
+    req.binding = binding
+    try:
+        outcome = await bounds.run_bounded(functools.partial(runner.job, work, opened=opened))
+    except bounds.BoundError as bound:
+        outcome = bound
+    if isinstance(outcome, runner.NeedsCapability):
+        outcome = runner.NeedsCapability(
+            outcome.required, message="This request needs a client capability it did not declare"
         )
-        if shared is not None:
-            return shared
-        if isinstance(outcome, invoke.NeedsCapability):
-            return error(
-                era,
-                rid,
-                MISSING_REQUIRED_CLIENT_CAPABILITY if era.modern else INVALID_PARAMS,
-                "This request needs a client capability it did not declare",
-                {"requiredCapabilities": outcome.required},
-            )
-        assert isinstance(outcome, invoke.Done)
+    elif isinstance(outcome, runner.Done):
         if isinstance(outcome.value, _Failed):
             failed = outcome.value
-            return error(era, rid, failed.code, failed.message, failed.data)
-        reply: Reply = done(outcome.value)
-        return reply
-
-    return finish
+            return error(req.era, req.rid, failed.code, failed.message, failed.data)
+        return done(outcome.value)
+    return render(req, outcome)
 
 
-async def _read(
-    message: _jsonrpc.Message, *, era: Era, ctx: CallContext, surface: Surface, catalogue: Catalogue
-) -> Reply:
-    params = message.params or {}
-    rid = message.request_id
+async def _read(req: RpcRequest) -> Reply:
+    params, rid, era, ctx, surface, catalogue = (
+        req.params,
+        req.rid,
+        req.era,
+        req.ctx,
+        req.surface,
+        req.catalogue,
+    )
     uri = params.get("uri")
     if not isinstance(uri, str):
         return error(era, rid, INVALID_PARAMS, "uri must be a string")
@@ -169,11 +141,7 @@ async def _read(
     binding = requeststate.Binding.of(
         tenant=ctx.tenant_id, user=ctx.user_id, method="resources/read", name=uri, arguments={}
     )
-    try:
-        exchange, inputs = _with_inputs(era, params, binding)
-    except requeststate.RequestStateRefusedError as refused:
-        return error(era, rid, INVALID_PARAMS, "Invalid request state", {"reason": refused.reason})
-    call_ctx = ctx._with_exchange(exchange)
+    call_ctx = ctx
 
     def work() -> Any:
         try:
@@ -189,7 +157,7 @@ async def _read(
         except Exception as exc:
             if database_unavailable(exc):
                 raise  # not the resource's failure: the endpoint answers 503
-            failure = calls.translate(exc)
+            failure = translate(exc)
             if failure is not None:
                 # A domain "no such row" (another tenant's, outside the row scope, …) reads as
                 # "no such resource": the same answer whichever it was.
@@ -199,21 +167,21 @@ async def _read(
 
     def done(contents: list[dict[str, Any]]) -> Reply:
         body: dict[str, Any] = {"contents": contents}
-        if era.modern:
-            body.update(ttlMs=listing.LIST_TTL_MS, cacheScope=listing.CACHE_SCOPE)
+        body.update(era.cache_fields)
         return result(era, rid, body, catalogue.server_info)
 
-    finish = _input_finish(era, rid, binding, exchange, catalogue, done)
-    reply = await invoke.execute(exchange, invoke.guarded(work, inputs), finish, streamable=False)
-    assert isinstance(reply, Reply)
-    return reply
+    return await _run(req, binding, work, done)
 
 
-async def _get_prompt(
-    message: _jsonrpc.Message, *, era: Era, ctx: CallContext, surface: Surface, catalogue: Catalogue
-) -> Reply:
-    params = message.params or {}
-    rid = message.request_id
+async def _get_prompt(req: RpcRequest) -> Reply:
+    params, rid, era, ctx, surface, catalogue = (
+        req.params,
+        req.rid,
+        req.era,
+        req.ctx,
+        req.surface,
+        req.catalogue,
+    )
     name = params.get("name")
     spec: PromptSpec | None = _visible(
         ctx, surface.features.prompts.get(name) if isinstance(name, str) else None
@@ -233,11 +201,7 @@ async def _get_prompt(
         name=spec.name,
         arguments=arguments,
     )
-    try:
-        exchange, inputs = _with_inputs(era, params, binding)
-    except requeststate.RequestStateRefusedError as refused:
-        return error(era, rid, INVALID_PARAMS, "Invalid request state", {"reason": refused.reason})
-    call_ctx = ctx._with_exchange(exchange)
+    call_ctx = ctx
     fields = type(validated).model_fields
 
     def work() -> Any:
@@ -247,7 +211,7 @@ async def _get_prompt(
         except Exception as exc:
             if database_unavailable(exc):
                 raise  # not the prompt's failure: the endpoint answers 503
-            failure = calls.translate(exc)
+            failure = translate(exc)
             if failure is not None:
                 detail: dict[str, Any] = {"code": failure.code, "message": failure.message}
                 if failure.data:
@@ -260,17 +224,18 @@ async def _get_prompt(
         body: dict[str, Any] = {"description": spec.description, "messages": messages}
         return result(era, rid, body, catalogue.server_info)
 
-    finish = _input_finish(era, rid, binding, exchange, catalogue, done)
-    reply = await invoke.execute(exchange, invoke.guarded(work, inputs), finish, streamable=False)
-    assert isinstance(reply, Reply)
-    return reply
+    return await _run(req, binding, work, done)
 
 
-async def _complete(
-    message: _jsonrpc.Message, *, era: Era, ctx: CallContext, surface: Surface, catalogue: Catalogue
-) -> Reply:
-    params = message.params or {}
-    rid = message.request_id
+async def _complete(req: RpcRequest) -> Reply:
+    params, rid, era, ctx, surface, catalogue = (
+        req.params,
+        req.rid,
+        req.era,
+        req.ctx,
+        req.surface,
+        req.catalogue,
+    )
     ref = _mapping(params.get("ref"))
     argument = _mapping(params.get("argument"))
     known = _mapping(_mapping(params.get("context")).get("arguments"))
@@ -283,7 +248,7 @@ async def _complete(
         return error(era, rid, INVALID_PARAMS, "Unknown completion reference", {"ref": dict(ref)})
     completer = target.completers.get(str(argument.get("name")))
     value = argument.get("value")
-    unstorable = calls.unstorable_strings({"value": value, "context": known})
+    unstorable = _jsonrpc.unstorable_strings({"value": value, "context": known})
     if unstorable:
         problems = {"errors": unstorable}
         return error(era, rid, INVALID_PARAMS, "Invalid completion argument", problems)
@@ -300,15 +265,15 @@ async def _complete(
         except Exception as exc:
             if database_unavailable(exc):
                 raise
-            if calls.translate(exc) is not None:
+            if translate(exc) is not None:
                 return []
             logger.exception("MCP completer failed (request %s)", ctx.request_id)
             return _Failed(-32603, f"Internal error (request id {ctx.request_id})")
         return values
 
     try:
-        values = await calls.run_bounded(work)
-    except calls.BoundError as bound:
+        values = await bounds.run_bounded(work)
+    except bounds.BoundError as bound:
         return bound_refusal(era, rid, bound)
     if isinstance(values, _Failed):
         return error(era, rid, values.code, values.message)

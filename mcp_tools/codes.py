@@ -1,0 +1,27 @@
+"""Stable error codes of ``mcp_tools``: public API, never renamed.
+
+JSON-RPC codes in the implementation-defined band (-32000..-32019) and the ``error.code`` of
+``isError`` tool results.
+"""
+
+from __future__ import annotations
+
+from typing import Final
+
+# Stable JSON-RPC codes in the implementation-defined band (-32000..-32019). Public API.
+OVERLOADED: Final = -32010
+TIMED_OUT: Final = -32011
+RATE_LIMITED: Final = -32012
+FORBIDDEN: Final = -32013
+UNAUTHENTICATED: Final = -32014
+
+# Mirrors LSP's RequestCancelled, as the SDK does: the handshake-era answer to a request
+# cancelled by notifications/cancelled whose POST is still open (its stream must end with a
+# response for its id; ``mcp_tools.cancellation``).
+REQUEST_CANCELLED: Final = -32800
+
+CODE_INVALID_ARGUMENTS: Final = "Tool.InvalidArguments"
+CODE_INTERNAL: Final = "Tool.InternalError"
+CODE_KEY_REUSED: Final = "Idempotency.KeyReused"
+CODE_IN_PROGRESS: Final = "Idempotency.InProgress"
+CODE_CAPABILITY_REQUIRED: Final = "Client.CapabilityRequired"

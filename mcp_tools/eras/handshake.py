@@ -1,0 +1,132 @@
+"""The handshake era (2024-11-05 … 2025-11-25), served statelessly.
+
+``initialize`` negotiates a version but creates no state: ``tools/list`` and ``tools/call``
+work without it. JSON-RPC errors travel with HTTP 200. Client capabilities were declared once,
+at ``initialize``, which a stateless server does not remember: none are known on a request, so
+no input can be asked for. Log messages stream at ``MCP_TOOLS_LOG_LEVEL`` (``logging/setLevel``
+is accepted, not remembered). Tasks are the 2025-11-25 core tasks: ``params.task`` on
+``tools/call`` runs the whole tool as one; ``tasks/get``, ``tasks/result``, ``tasks/cancel``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from types import MappingProxyType
+from typing import Any, Final
+
+from django.http import HttpRequest
+from mcp_types.jsonrpc import INVALID_PARAMS
+
+from mcp_tools import _jsonrpc, cancellation, conf, tasks
+from mcp_tools.codes import CODE_CAPABILITY_REQUIRED
+from mcp_tools.eras import Era
+from mcp_tools.exchange import Exchange
+from mcp_tools.execution import runner
+from mcp_tools.execution.results import error_result
+from mcp_tools.methods import features, lifecycle, tools
+from mcp_tools.rpc import replies, router
+from mcp_tools.rpc.replies import Reply
+from mcp_tools.streaming import StreamReply
+from mcp_tools.taskstore import TaskView
+
+# Assumed when a handshake-era request carries no MCP-Protocol-Version (spec 2025-11-25).
+DEFAULT_VERSION: Final = "2025-03-26"
+ACCEPTED: Final = Reply(202, None)
+
+
+class Handshake(Era):
+    tasks_up_front = True
+    cancelled_by_notification = True
+
+    @property
+    def label(self) -> str:
+        return "handshake"
+
+    statuses = MappingProxyType({})
+    cache_fields = MappingProxyType({})
+    can_ask = False
+    envelope = staticmethod(replies.plain)
+    methods = MappingProxyType(
+        {
+            "initialize": (lifecycle.initialize, True),
+            "ping": (lifecycle.ping, True),
+            "logging/setLevel": (lifecycle.set_level, True),
+            "tools/list": (tools.list_tools, True),
+            "tools/call": (tools.call_tool, True),
+            **{method: (features.handle, True) for method in features.FEATURE_METHODS},
+            **{method: (tasks.handle, False) for method in tasks.HANDSHAKE_METHODS},
+        }
+    )
+
+    async def serve(
+        self, request: HttpRequest, message: _jsonrpc.Message, *, tenant: Any, streamable: bool
+    ) -> Reply | StreamReply:
+        if message.kind != "request":
+            # Notifications, and responses (we never send requests: nothing to match them to).
+            if message.kind == "notification" and message.method == "notifications/cancelled":
+                # Only this member's own call, and only on this process (mcp_tools.cancellation).
+                actor = getattr(request, "actor", None)
+                cancellation.cancel_notified(
+                    tenant.id, getattr(actor, "user_id", None), message.params
+                )
+            return ACCEPTED
+        params = message.params or {}
+        meta = params.get("_meta")
+        token = meta.get("progressToken") if isinstance(meta, Mapping) else None
+        exchange = Exchange(
+            can_ask=False,
+            capabilities=None,
+            progress_token=token if _is_token(token) else None,
+            log_level=str(conf.get("LOG_LEVEL")),
+        )
+        return await router.serve(
+            self,
+            request,
+            message,
+            tenant=tenant,
+            exchange=exchange,
+            capabilities=None,
+            task_requested=isinstance(params.get("task"), Mapping),
+            streamable=streamable,
+        )
+
+    def capability_outcome(self, outcome: runner.NeedsCapability) -> runner.Outcome:
+        required = outcome.required
+        if outcome.tool_message is None:
+            return runner.Failed(
+                INVALID_PARAMS, outcome.message, {"requiredCapabilities": required}
+            )
+        listed = list(required) if outcome.listed else required
+        message = outcome.tool_message.replace("{version}", self.version)
+        return runner.Done(
+            error_result(CODE_CAPABILITY_REQUIRED, message, {"requiredCapabilities": listed})
+        )
+
+    def task_required(self, name: str) -> runner.Failed:
+        return runner.Failed(INVALID_PARAMS, f"{name} runs only as a task: send params.task")
+
+    def task_created(self, view: TaskView) -> dict[str, Any]:
+        return {"task": tasks.task_v1(view)}
+
+    def task_body(self, view: TaskView) -> dict[str, Any]:
+        return tasks.task_v1(view)
+
+    def task_cancelled(self, before: TaskView, after: TaskView | None) -> runner.Outcome | None:
+        if after is None:
+            if before.is_terminal:
+                return runner.Failed(INVALID_PARAMS, f"The task is already {before.status}")
+            return None
+        return runner.Done(tasks.task_v1(after))
+
+    def task_request_refusal(self, req: Any, task_id: str) -> Reply | None:
+        return None
+
+    def tool_call_refusal(self, req: Any, spec: Any, arguments: dict[str, Any]) -> Any:
+        return None
+
+    def raw_result(self, value: dict[str, Any]) -> dict[str, Any]:
+        return value
+
+
+def _is_token(token: Any) -> bool:
+    return isinstance(token, str | int) and not isinstance(token, bool)

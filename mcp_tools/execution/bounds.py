@@ -1,0 +1,235 @@
+"""Bounds on running user code: the per-process concurrency slots and the per-call deadline.
+
+Tools are synchronous functions run in worker threads under a per-process concurrency limit
+and a per-call deadline. The slot is released by the worker thread itself when the tool
+really returns, so a timed-out tool still occupies its slot until it finishes. A cancelled
+call (its client went away) is the exception: its slot is freed at once and its thread, still
+running until the tool's next checkpoint, counts against a draining pool of the same size
+instead; when that pool is full, the cancelled call keeps its slot.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import collections
+import concurrent.futures
+import math
+import random
+import threading
+from collections.abc import Callable
+from typing import Any, Final, TypeVar
+
+from django.db import close_old_connections
+
+from mcp_tools import conf, observability
+from mcp_tools.codes import OVERLOADED, TIMED_OUT
+
+T = TypeVar("T")
+
+# Worker threads are never the bottleneck: the slot counter is. A timed-out tool keeps its
+# thread and its slot, and a cancelled one moves to the draining pool (as large as the slots),
+# so threads in use never exceed twice MAX_CONCURRENT_CALLS.
+MAX_WORKER_THREADS: Final = 64
+
+
+class BoundError(Exception):
+    """A call refused or abandoned by a bound; answered as a JSON-RPC error."""
+
+    def __init__(self, code: int, message: str, data: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
+        self.data = data
+
+
+class _Slots:
+    """The per-process concurrency slots; a released slot goes to the longest waiter first.
+
+    Waiters are coroutines on event loops (``acquire``); releases come from worker threads,
+    which hand the slot over with ``call_soon_threadsafe`` without ever freeing it, so a
+    newcomer cannot overtake a waiter.
+    """
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self.in_use = 0
+        # Cancelled calls whose threads still run (until the tool's next checkpoint).
+        self.draining = 0
+        self._waiters: collections.deque[asyncio.Future[None]] = collections.deque()
+
+    @property
+    def waiting(self) -> int:
+        """Calls waiting for a slot now."""
+        return len(self._waiters)
+
+    def try_acquire(self, limit: int) -> bool:
+        with self._lock:
+            if self.in_use >= limit or self._waiters:
+                return False
+            self.in_use += 1
+            return True
+
+    async def acquire(self, limit: int, wait: float) -> bool:
+        """Take a slot, waiting at most ``wait`` seconds for one; ``False`` if none came."""
+        if self.try_acquire(limit):
+            return True
+        if wait <= 0:
+            return False
+        waiter = asyncio.get_running_loop().create_future()
+        with self._lock:
+            if self.in_use < limit and not self._waiters:
+                self.in_use += 1
+                return True
+            self._waiters.append(waiter)
+        try:
+            await asyncio.wait_for(asyncio.shield(waiter), wait)
+            return True
+        except (TimeoutError, asyncio.CancelledError) as exc:
+            with self._lock:
+                try:
+                    self._waiters.remove(waiter)
+                    handed = False
+                except ValueError:
+                    handed = True  # a release chose this waiter as the wait ended
+            if isinstance(exc, TimeoutError):
+                return handed
+            if handed:
+                self.release()
+            raise
+
+    def release(self) -> None:
+        with self._lock:
+            if self._waiters:
+                waiter = self._waiters.popleft()
+                waiter.get_loop().call_soon_threadsafe(_hand_over, waiter)
+                return
+            self.in_use -= 1
+
+    def drain(self, limit: int) -> bool:
+        """Free a cancelled call's slot while its thread runs on, counted as draining (at
+        most ``limit``); ``False`` when the draining pool is full (the call keeps its slot)."""
+        with self._lock:
+            if self.draining >= limit:
+                return False
+            self.draining += 1
+        self.release()
+        return True
+
+    def drained(self) -> None:
+        """A draining call's thread has returned."""
+        with self._lock:
+            self.draining -= 1
+
+
+class _Hold:
+    """Who gives one call's slot back: its thread when the tool returns, unless the call was
+    cancelled first and its slot moved to the draining pool."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._state = "running"  # → "returned" (thread) or "draining" (cancellation)
+
+    def returned(self) -> None:
+        with self._lock:
+            if self._state == "draining":
+                slots.drained()
+                return
+            self._state = "returned"
+            slots.release()
+
+    def cancelled(self, limit: int) -> None:
+        with self._lock:
+            if self._state == "running" and slots.drain(limit):
+                self._state = "draining"
+
+
+def _hand_over(waiter: asyncio.Future[None]) -> None:
+    if not waiter.done():
+        waiter.set_result(None)
+
+
+slots = _Slots()
+_executor_lock = threading.Lock()
+_executor: concurrent.futures.ThreadPoolExecutor | None = None
+
+
+def _pool() -> concurrent.futures.ThreadPoolExecutor:
+    global _executor
+    with _executor_lock:
+        if _executor is None:
+            _executor = concurrent.futures.ThreadPoolExecutor(
+                # Running calls plus as many draining ones (threads are made on demand).
+                max_workers=2 * MAX_WORKER_THREADS,
+                thread_name_prefix="mcp-tool",
+            )
+        return _executor
+
+
+async def run_bounded(work: Callable[[], T], *, on_cancel: Callable[[], None] | None = None) -> T:
+    """Run ``work`` in a worker thread within the concurrency limit and the call deadline.
+
+    If the awaiting task is cancelled (the client went away), ``on_cancel`` tells the work so
+    (it stops at its next checkpoint) and the slot is freed at once, the thread counted as
+    draining until it returns (``_Slots.drain``).
+
+    Raises:
+        BoundError: ``OVERLOADED`` when every slot is taken (nothing ran), ``TIMED_OUT`` when
+            the deadline passed (the work may still be running and finish later).
+    """
+    limit = int(conf.get("MAX_CONCURRENT_CALLS"))
+    timeout = float(conf.get("CALL_TIMEOUT_SECONDS"))
+    if not await slots.acquire(limit, float(conf.get("SLOT_WAIT_SECONDS"))):
+        observability.bound_refused("concurrency")  # observability
+        raise overloaded()
+    hold = _Hold()
+
+    def in_thread() -> T:
+        try:
+            return work()
+        finally:
+            # Worker threads never see request_finished; without this, each keeps a DB
+            # connection open (or a broken one) for the next call.
+            close_old_connections()
+            hold.returned()
+
+    try:
+        future = _pool().submit(observability.carry(in_thread))  # observability: trace context
+    except BaseException:
+        slots.release()
+        raise
+    try:
+        return await asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), timeout)
+    except asyncio.CancelledError:
+        if on_cancel is not None:
+            on_cancel()
+        hold.cancelled(limit)
+        raise
+    except TimeoutError:
+        observability.bound_refused("deadline")  # observability
+        raise BoundError(
+            TIMED_OUT,
+            f"Tool call exceeded its {timeout:g} s deadline",
+            {"timeoutSeconds": timeout},
+        ) from None
+
+
+def overloaded() -> BoundError:
+    """The refusal of a call that found no slot, with a retry hint.
+
+    ``data.retryAfterMs`` is ``MCP_TOOLS_OVERLOAD_RETRY_AFTER_MS`` spread by ±50 %, so
+    clients refused together do not all come back at the same instant; ``retryAfterSeconds``
+    (and the ``Retry-After`` header the endpoint adds) is that, rounded up to whole seconds.
+    """
+    base = float(conf.get("OVERLOAD_RETRY_AFTER_MS"))
+    retry_ms = max(int(base * random.uniform(0.5, 1.5)), 1)
+    return BoundError(
+        OVERLOADED,
+        "Server overloaded: too many tool calls in progress; retry shortly",
+        {"retryAfterMs": retry_ms, "retryAfterSeconds": math.ceil(retry_ms / 1000)},
+    )
+
+
+def retry_after_header(error: BoundError) -> str | None:
+    """``Retry-After`` (whole seconds) for a refusal that carries a retry hint."""
+    seconds = (error.data or {}).get("retryAfterSeconds")
+    return str(seconds) if error.code == OVERLOADED and seconds is not None else None

@@ -1,0 +1,176 @@
+"""Running a tool's body and shaping what it returns (or raises) into a ``CallToolResult``.
+
+A read tool runs here (``run_read``); a write tool inside its idempotent unit
+(``mcp_tools.execution.writes``); ``mcp_tools.execution.runner`` chooses between them.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+from collections.abc import Callable
+from typing import Any
+
+from django.utils.module_loading import import_string
+from pydantic import BaseModel
+
+from mcp_tools import _jsonrpc, conf
+from mcp_tools.codes import CODE_IN_PROGRESS, CODE_INTERNAL, CODE_KEY_REUSED
+from mcp_tools.context import CallContext
+from mcp_tools.error_pages import database_unavailable
+from mcp_tools.exceptions import ToolError, ToolFailure
+from mcp_tools.execution import writes
+from mcp_tools.registry import REPLAYED_FIELD, ToolSpec
+
+logger = logging.getLogger("mcp_tools.calls")
+
+
+@functools.lru_cache(maxsize=8)
+def _translator(path: str) -> Callable[[BaseException], ToolFailure | None]:
+    return import_string(path)
+
+
+def translate(exc: BaseException) -> ToolFailure | None:
+    """``ToolError`` or what the configured translator makes of ``exc``; ``None`` if unknown."""
+    if isinstance(exc, ToolError):
+        return ToolFailure(exc.code, exc.message, exc.data)
+    path = conf.get("ERROR_TRANSLATOR")
+    if path:
+        return _translator(path)(exc)
+    return None
+
+
+def error_result(code: str, message: str, data: dict[str, Any] | None = None) -> dict[str, Any]:
+    """An ``isError`` result the model can read and act on, with a stable code.
+
+    The error travels as one text block holding ``{"error": {"code", "message", "data"?}}``
+    and never as ``structuredContent``: a tool that declares an ``outputSchema`` promises that
+    every structured result conforms to it, and conforming clients (the TypeScript SDK that
+    Claude Code, Claude Desktop and the Inspector are built on) validate it even when
+    ``isError`` is true, so an error object there would be thrown away as a schema violation.
+    """
+    error: dict[str, Any] = {"code": code, "message": message}
+    if data:
+        error["data"] = data
+    return {
+        "content": [{"type": "text", "text": _jsonrpc.dumps({"error": error}).decode()}],
+        "isError": True,
+    }
+
+
+def failure_result(failure: ToolFailure) -> dict[str, Any]:
+    return error_result(failure.code, failure.message, failure.data)
+
+
+def internal_error_result(spec: ToolSpec, request_id: str) -> dict[str, Any]:
+    return error_result(
+        CODE_INTERNAL,
+        f"Error executing tool {spec.name}. Quote request id {request_id} to the operator.",
+        {"requestId": request_id},
+    )
+
+
+def _invoke(spec: ToolSpec, ctx: CallContext, validated: BaseModel) -> Any:
+    if spec.call_style == "model":
+        assert spec.user_model is not None
+        if spec.read_only:
+            return spec.fn(ctx, validated)
+        values = {k: getattr(validated, k) for k in spec.user_model.model_fields}
+        return spec.fn(ctx, spec.user_model.model_construct(**values))
+    return spec.fn(ctx, **{name: getattr(validated, name) for name in spec.param_names})
+
+
+def _structured(spec: ToolSpec, value: Any) -> dict[str, Any]:
+    assert spec.result_model is not None
+    model = (
+        value if isinstance(value, spec.result_model) else spec.result_model.model_validate(value)
+    )
+    return model.model_dump(mode="json", by_alias=True)
+
+
+def success_result(spec: ToolSpec, value: Any) -> dict[str, Any]:
+    """Shape a read tool's return value into a ``CallToolResult``."""
+    if spec.result_kind == "model":
+        return structured_result(_structured(spec, value))
+    if spec.result_kind == "text":
+        return {"content": [{"type": "text", "text": str(value)}], "isError": False}
+    blocks = [
+        block.model_dump(mode="json", by_alias=True, exclude_none=True)
+        if isinstance(block, BaseModel)
+        else block
+        for block in value
+    ]
+    return {"content": blocks, "isError": False}
+
+
+def structured_result(payload: dict[str, Any]) -> dict[str, Any]:
+    # The text copy is for clients that ignore structuredContent (spec SHOULD).
+    text = _jsonrpc.dumps(payload).decode()
+    return {
+        "content": [{"type": "text", "text": text}],
+        "structuredContent": payload,
+        "isError": False,
+    }
+
+
+def run_read(spec: ToolSpec, ctx: CallContext, validated: BaseModel) -> dict[str, Any]:
+    """Worker-thread body of a read tool."""
+    try:
+        return success_result(spec, _invoke(spec, ctx, validated))
+    except Exception as exc:
+        if database_unavailable(exc):
+            raise  # not the tool's failure: the endpoint answers 503 (mcp_tools.error_pages)
+        failure = translate(exc)
+        if failure is not None:
+            return failure_result(failure)
+        logger.exception("MCP tool %s failed (request %s)", spec.name, ctx.request_id)
+        return internal_error_result(spec, ctx.request_id)
+
+
+def run_write(spec: ToolSpec, ctx: CallContext, validated: BaseModel) -> dict[str, Any]:
+    """Worker-thread body of a write tool: inside the idempotent unit.
+
+    Domain failures are ``Failure`` (never stored; the claim is released); a replay returns
+    the stored result with ``replayed: true`` and runs nothing.
+    """
+    import idempotency as port
+
+    scope = writes.scope_for(spec, ctx, validated)
+
+    def work() -> Any:
+        try:
+            value = _invoke(spec, ctx, validated)
+        except Exception as exc:
+            failure = translate(exc)
+            if failure is None:
+                raise
+            return port.Failure(failure)
+        return port.Success(_structured(spec, value))
+
+    try:
+        outcome = port.IdempotentUnit().run(scope, work)
+    except Exception as exc:
+        if database_unavailable(exc):
+            raise  # nothing committed; the client retries the same key after the 503
+        logger.exception("MCP tool %s failed (request %s)", spec.name, ctx.request_id)
+        return internal_error_result(spec, ctx.request_id)
+    if isinstance(outcome, port.Executed):
+        if isinstance(outcome.result, port.Failure):
+            return failure_result(outcome.result.error)
+        return structured_result({**outcome.result.result, REPLAYED_FIELD: False})
+    if isinstance(outcome, port.Replayed):
+        return structured_result({**outcome.result, REPLAYED_FIELD: True})
+    if isinstance(outcome, port.KeyConflict):
+        return error_result(
+            CODE_KEY_REUSED,
+            "This idempotencyKey was already used with different arguments; "
+            "use a new key for a new write.",
+        )
+    if isinstance(outcome, port.InProgress):
+        retry = max(float(outcome.retry_after), 0.0)
+        return error_result(
+            CODE_IN_PROGRESS,
+            f"An identical call with this idempotencyKey is still running; retry in {retry:g} s.",
+            {"retryAfterSeconds": retry},
+        )
+    raise TypeError(f"unexpected idempotency outcome {outcome!r}")

@@ -1,0 +1,1 @@
+"""The MCP methods, one module per family; each handler takes an ``RpcRequest``."""

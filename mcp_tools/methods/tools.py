@@ -1,0 +1,295 @@
+"""``tools/list`` and ``tools/call``.
+
+``tools/call`` looks the tool up once in the caller's surface (the call record uses that
+lookup), then runs it with its exchange. Three kinds share the name space and the bounds:
+``@tool`` (the protected path), identity factories (``@tool_factory``: the definition is built
+for this request, then treated exactly like a ``@tool``) and, only when enabled,
+``@raw_tool`` (no ``CallContext``). Hidden and unknown names are the same -32602. A ``@tool``
+may ask the client for input (2026-07-28), report progress and log messages (streamed), and
+hand its work to a task (``mcp_tools.tasks``).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+import logging
+from typing import Any
+
+from mcp_types import methods as wire_methods
+from mcp_types.jsonrpc import INVALID_PARAMS
+from pydantic import ValidationError
+
+from mcp_tools import (
+    _jsonrpc,
+    cancellation,
+    observability,
+    raw,
+    requeststate,
+    scopes,
+    streaming,
+    tasks,
+)
+from mcp_tools.codes import CODE_INTERNAL
+from mcp_tools.context import CallContext
+from mcp_tools.execution import arguments as tool_arguments
+from mcp_tools.execution import bounds, runner
+from mcp_tools.execution.results import error_result
+from mcp_tools.factories import ToolFactorySpec
+from mcp_tools.registry import ToolSpec
+from mcp_tools.rpc.replies import Reply, bound_refusal, error, render
+from mcp_tools.rpc.request import RpcRequest
+from mcp_tools.streaming import StreamReply
+from tenancy import evaluate
+
+logger = logging.getLogger("mcp_tools.toolcall")
+
+
+def lookup(req: RpcRequest, name: Any) -> Any:
+    """The caller's tool named ``name`` (``@tool``, factory or served raw tool), or ``None``."""
+    if not isinstance(name, str):
+        return None
+    surface = req.surface
+    spec: Any = surface.tools.get(name) or surface.factories.get(name)
+    if spec is not None:
+        # Defense in depth: the surface was built for the role; ask the live policy again.
+        return spec if evaluate(spec.policy, req.ctx.actor) else None
+    return surface.raw_tools.get(name)
+
+
+async def call_tool(req: RpcRequest) -> Reply | StreamReply:
+    return await _call(req, lookup(req, req.params.get("name")))
+
+
+@observability.observed_tool_call  # one log record, metric sample and span per call
+async def _call(req: RpcRequest, spec: Any) -> Reply | StreamReply:
+    params, ctx = req.params, req.ctx
+    name = params.get("name")
+    if spec is None:
+        # Hidden and unknown tools are indistinguishable: absence is not a hint.
+        return error(req.era, req.rid, INVALID_PARAMS, f"Unknown tool: {name}")
+    if ctx.actor.scopes is not None:
+        refused = scopes.refusal(ctx, read_only=spec.read_only, what=f"the tool {spec.name}")
+        if refused is not None:
+            return render(req, refused)
+    arguments = params.get("arguments") or {}
+    if not isinstance(arguments, dict):
+        return error(req.era, req.rid, INVALID_PARAMS, "arguments must be an object")
+    if isinstance(spec, raw.RawToolSpec):
+        return await _call_raw(req, spec, arguments)
+    if getattr(spec, "has_param_headers", False):
+        mismatch = req.era.tool_call_refusal(req, spec, arguments)
+        if mismatch is not None:
+            return mismatch
+    validated: Any = None
+    if isinstance(spec, ToolSpec):
+        validated = tool_arguments.validate_arguments(spec, arguments)
+        if isinstance(validated, dict):
+            return render(req, runner.Done(validated))
+        missing = [
+            c for c in spec.required_client_capabilities if c not in (req.capabilities or {})
+        ]
+        if missing:
+            # Declared at registration: refused before the tool runs.
+            listed = ", ".join(missing)
+            return render(
+                req,
+                runner.NeedsCapability(
+                    {c: {} for c in missing},
+                    message=f"Tool {spec.name} requires client capabilities: {listed}",
+                    tool_message=(
+                        f"This tool needs a client that supports {listed} "
+                        "(MCP 2026-07-28 declares it per request)."
+                    ),
+                    listed=True,
+                ),
+            )
+    task_support = spec.task_support if isinstance(spec, ToolSpec) else "forbidden"
+    if task_support == "required" and not req.task_requested:
+        return render(req, req.era.task_required(str(name)))
+    exchange = req.exchange
+    exchange.tasks_negotiated = negotiated = req.task_requested and task_support != "forbidden"
+    opened = None
+    if req.state_token is not None:
+        try:
+            inputs = requeststate.open_inputs(
+                req.state_token, req.input_responses, _binding(req, spec.name, arguments)
+            )
+        except requeststate.RequestStateRefusedError as bad_state:
+            return render(req, runner.StateRefused(bad_state.reason))
+        opened, exchange.answers = inputs.opened, inputs.answers
+    else:
+        exchange.loose_answers = req.input_responses
+
+    if isinstance(spec, ToolFactorySpec):
+        job = functools.partial(runner.job, runner.run_factory, spec, ctx, arguments, opened=opened)
+    else:
+
+        def to_task() -> Any:
+            # In the worker: the task is committed and started before the call answers, so a
+            # client that goes away mid-stream cannot strand a reserved task slot.
+            task = tasks.create(ctx, spec, arguments, exchange.answers)
+            if task is not None:
+                tasks.start(
+                    task,
+                    spec,
+                    ctx,
+                    validated,
+                    capabilities=exchange.capabilities,
+                    can_ask=exchange.can_ask,
+                )
+            return task
+
+        # 2025-11-25: a client that asked for a task up front has the whole tool run as one.
+        work = runner.hand_over if negotiated and req.era.tasks_up_front else runner.run_tool
+        job = functools.partial(
+            runner.job, work, spec, ctx, validated, opened=opened, on_task=to_task
+        )
+
+    if req.streamable and (exchange.progress_token is not None or exchange.log_level is not None):
+        return await _streamed(req, spec, arguments, job)
+    try:
+        # A closed response stream cancels the call (Django cancels this coroutine): the tool
+        # is told, the slot freed (``bounds.run_bounded``).
+        bounded = bounds.run_bounded(job, on_cancel=exchange.cancel)
+        outcome: runner.Outcome
+        if req.era.cancelled_by_notification:
+            outcome = await cancellation.run(
+                bounded, tenant_id=ctx.tenant_id, user_id=ctx.user_id, request_id=req.rid
+            )
+        else:
+            outcome = await bounded
+    except bounds.BoundError as bound:
+        outcome = bound
+    except cancellation.RequestCancelled:
+        outcome = runner.Cancelled()
+    return render(req, _settled(req, spec, arguments, outcome))
+
+
+def _settled(req: RpcRequest, spec: Any, arguments: Any, outcome: runner.Outcome) -> runner.Outcome:
+    """What a tool's outcome still needs before it is rendered: the binding of a request state
+    to ask with, or the tool's own wording of a missing capability."""
+    if isinstance(outcome, runner.NeedsInput):
+        req.binding = _binding(req, spec.name, arguments)
+    elif isinstance(outcome, runner.NeedsCapability):
+        return runner.NeedsCapability(outcome.required, tool_message=_ASKS_INPUT)
+    return outcome
+
+
+_ASKS_INPUT = (
+    "This tool needs to ask the client for input (elicitation, sampling or roots), "
+    "which needs protocol 2026-07-28; this request speaks {version}."
+)
+
+
+def _binding(req: RpcRequest, name: str, arguments: Any) -> requeststate.Binding:
+    ctx = req.ctx
+    return requeststate.Binding.of(
+        tenant=ctx.tenant_id, user=ctx.user_id, method="tools/call", name=name, arguments=arguments
+    )
+
+
+async def _streamed(req: RpcRequest, spec: Any, arguments: Any, job: Any) -> Reply | StreamReply:
+    """Run ``job`` bounded; answer JSON, or a stream if the call reports before it returns.
+
+    When the client goes away (Django cancels the view, or the stream's iteration) the call is
+    cancelled with it (``bounds.run_bounded``: the tool is told, the slot freed). In the
+    handshake era a ``notifications/cancelled`` may cancel it too; its request is then answered
+    ``REQUEST_CANCELLED`` (``mcp_tools.cancellation``).
+    """
+    channel = streaming.Channel(asyncio.get_running_loop())
+    exchange, ctx = req.exchange, req.ctx
+    exchange.sink = channel.put
+    call = asyncio.ensure_future(bounds.run_bounded(job, on_cancel=exchange.cancel))
+    call.add_done_callback(_retrieve)
+    if req.era.cancelled_by_notification:
+        cancellation.register(cancellation.key(ctx.tenant_id, ctx.user_id, req.rid), call)
+
+    async def final() -> bytes:
+        outcome: runner.Outcome
+        try:
+            outcome = await cancellation.awaited(call)
+        except bounds.BoundError as bound:
+            outcome = bound
+        except cancellation.RequestCancelled:
+            outcome = runner.Cancelled()
+        body = render(req, _settled(req, spec, arguments, outcome)).body
+        assert body is not None
+        return body
+
+    try:
+        first = await channel.first(call)
+        if first is not None:
+            return streaming.stream(channel, first, call, final)
+        return Reply(200, await final())
+    except asyncio.CancelledError:
+        call.cancel()  # the client went away: nobody will read the answer
+        raise
+
+
+def _retrieve(future: asyncio.Future[Any]) -> None:
+    # A stream whose client went away never awaits its call: read the exception here so it is
+    # not reported as "never retrieved".
+    if not future.cancelled():
+        future.exception()
+
+
+async def _call_raw(req: RpcRequest, spec: raw.RawToolSpec, arguments: dict[str, Any]) -> Reply:
+    try:
+        value = await bounds.run_bounded(lambda: raw.run_raw(spec, arguments))
+        # The raw result is the tool's own: it must at least be a valid CallToolResult.
+        wire_methods.serialize_server_result(
+            "tools/call", req.era.version, req.era.raw_result(value)
+        )
+    except bounds.BoundError as bound:
+        return bound_refusal(req.era, req.rid, bound)
+    except (ValidationError, TypeError, ValueError, KeyError):
+        logger.exception("MCP raw tool %s returned an invalid result", spec.name)
+        value = error_result(CODE_INTERNAL, f"Error executing tool {spec.name}")
+    except Exception:
+        logger.exception("MCP raw tool %s failed", spec.name)
+        value = error_result(CODE_INTERNAL, f"Error executing tool {spec.name}")
+    return render(req, runner.Done(value))
+
+
+async def list_tools(req: RpcRequest) -> Reply:
+    """The caller's prepared ``tools/list`` page (a page holding an identity factory's tool is
+    completed for this caller)."""
+    cursor = req.params.get("cursor")
+    surface, version = req.surface, req.era.version
+    page = surface.page(version, cursor) if cursor is None or isinstance(cursor, str) else None
+    if page is not None:
+        return Reply(200, _jsonrpc.result_bytes(req.rid, page))
+    index = surface.page_index(cursor) if isinstance(cursor, str | None) else None
+    template = surface.dynamic_pages.get(version, {}).get(index or 0)
+    if index is None or template is None:
+        return error(req.era, req.rid, INVALID_PARAMS, "Invalid cursor")
+    return await _list_page(req, template)
+
+
+async def _list_page(req: RpcRequest, template: dict[str, Any]) -> Reply:
+    """A ``tools/list`` page holding identity-factory tools, completed for this caller.
+
+    The prepared page keeps a factory's name where its definition goes; the factories run in
+    a worker (they may read the caller's data) and their definitions live only in this reply.
+    """
+    ctx: CallContext = req.ctx
+    surface = req.surface
+
+    def build() -> dict[str, Any]:
+        tools = []
+        for entry in template["tools"]:
+            if isinstance(entry, str):
+                factory = surface.factories[entry]
+                if not evaluate(factory.policy, ctx.actor):
+                    continue
+                entry = factory.build(ctx).wire_definition()
+            tools.append(entry)
+        page = {**template, "tools": tools}
+        return wire_methods.serialize_server_result("tools/list", req.era.version, page)
+
+    try:
+        page = await bounds.run_bounded(build)
+    except bounds.BoundError as bound:
+        return bound_refusal(req.era, req.rid, bound)
+    return Reply(200, _jsonrpc.result_bytes(req.rid, page))

@@ -1,0 +1,107 @@
+"""The order of steps for one JSON-RPC request, after its era admitted it.
+
+The caller's ``CallContext`` (refused → 500), the caller's prepared surface (none → 403), the
+``RpcRequest``, then the era's method table (a missing method is -32601; params are validated
+against the SDK's models, -32602), the method, and its outcome rendered in one place
+(``mcp_tools.rpc.replies.render``).
+"""
+
+from __future__ import annotations
+
+import logging
+import uuid
+from collections.abc import Mapping
+from contextlib import ExitStack
+from typing import TYPE_CHECKING, Any
+
+from django.http import HttpRequest
+from mcp_types import methods as wire_methods
+from mcp_types.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND
+from pydantic import ValidationError
+
+from mcp_tools import _jsonrpc, context, surfaces
+from mcp_tools.codes import FORBIDDEN
+from mcp_tools.exceptions import CallContextRefusedError, UnknownSurfaceError
+from mcp_tools.exchange import Exchange
+from mcp_tools.rpc.replies import Reply, error, render
+from mcp_tools.rpc.request import RpcRequest
+from mcp_tools.streaming import StreamReply
+
+if TYPE_CHECKING:
+    from mcp_tools.eras import Era
+
+logger = logging.getLogger("mcp_tools.views")
+security_logger = logging.getLogger("mcp_tools.security")
+
+
+async def serve(
+    era: Era,
+    request: HttpRequest,
+    message: _jsonrpc.Message,
+    *,
+    tenant: Any,
+    exchange: Exchange,
+    capabilities: Mapping[str, Any] | None,
+    task_requested: bool = False,
+    state_token: Any = None,
+    input_responses: dict[str, Any] | None = None,
+    streamable: bool = False,
+) -> Reply | StreamReply:
+    """Answer one admitted JSON-RPC request in ``era`` for the caller's surface."""
+    request_id = uuid.uuid4().hex
+    with ExitStack() as serving:
+        try:
+            ctx = serving.enter_context(
+                context.serving(
+                    request,
+                    tenant=tenant,
+                    request_id=request_id,
+                    protocol_version=era.version,
+                    client_capabilities=capabilities,
+                    exchange=exchange,
+                )
+            )
+        except CallContextRefusedError:
+            logger.exception("MCP call context refused (request %s)", request_id)
+            return Reply(
+                500, _jsonrpc.error_bytes(None, -32603, f"Internal error (request id {request_id})")
+            )
+        try:
+            catalogue, surface = surfaces.surface_for(ctx.role)
+        except UnknownSurfaceError:
+            security_logger.warning("MCP caller without a surface refused: %r", ctx.role)
+            body = _jsonrpc.error_bytes(
+                None, FORBIDDEN, "Forbidden: no tools are available to this role"
+            )
+            return Reply(403, body)
+        req = RpcRequest(
+            message=message,
+            era=era,
+            ctx=ctx,
+            surface=surface,
+            catalogue=catalogue,
+            headers=request.headers,
+            exchange=exchange,
+            capabilities=capabilities,
+            task_requested=task_requested,
+            state_token=state_token,
+            input_responses=input_responses or {},
+            streamable=streamable,
+        )
+        method = message.method
+        assert method is not None
+        entry = era.methods.get(method)
+        if entry is None:
+            return error(era, message.request_id, METHOD_NOT_FOUND, "Method not found")
+        handler, validate = entry
+        if validate:
+            try:
+                wire_methods.validate_client_request(method, era.version, message.params)
+            except KeyError:
+                return error(era, message.request_id, METHOD_NOT_FOUND, "Method not found")
+            except ValidationError:
+                return error(era, message.request_id, INVALID_PARAMS, "Invalid request parameters")
+        outcome = await handler(req)
+        if isinstance(outcome, Reply | StreamReply):
+            return outcome
+        return render(req, outcome)
