@@ -10,7 +10,9 @@ NUL, a lone surrogate) is found here too, for every protocol and every kind of p
 
 from __future__ import annotations
 
+import functools
 import json
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -157,6 +159,45 @@ def error_bytes(request_id: Any, code: int, message: str, data: Any = None) -> b
 def dumps(value: Any) -> bytes:
     """Compact UTF-8 JSON, the one serializer for everything written to the wire."""
     return _dumps(value)
+
+
+# --- request headers ------------------------------------------------------------------------
+
+
+class RequestHeaders(Mapping[str, str]):
+    """A request's headers read straight from ``request.META``, case-insensitively.
+
+    Django's ``request.headers`` builds a dict of every header on first use; ``/mcp`` reads a
+    handful by name, so a lookup here is one ``META`` access. Iterating (rare: a trace
+    propagator's ``keys()``) falls back to ``request.headers``.
+    """
+
+    __slots__ = ("_request",)
+
+    def __init__(self, request: Any) -> None:
+        self._request = request
+
+    def get(self, name: str, default: Any = None) -> Any:
+        return self._request.META.get(_meta_key(name), default)
+
+    def __getitem__(self, name: str) -> str:
+        value: str = self._request.META[_meta_key(name)]
+        return value
+
+    def __contains__(self, name: object) -> bool:
+        return isinstance(name, str) and _meta_key(name) in self._request.META
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._request.headers)
+
+    def __len__(self) -> int:
+        return len(self._request.headers)
+
+
+@functools.lru_cache(maxsize=64)
+def _meta_key(name: str) -> str:
+    key = name.upper().replace("-", "_")
+    return key if key in ("CONTENT_TYPE", "CONTENT_LENGTH") else f"HTTP_{key}"
 
 
 # --- text a database can keep ------------------------------------------------------------

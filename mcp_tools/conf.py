@@ -1,5 +1,9 @@
 """``mcp_tools`` settings: defaults here, read at call time so ``override_settings`` works.
 
+Values are cached per name (every call reads several; ``getattr`` on Django's settings for an
+unset name raises and catches an ``AttributeError`` each time) and the cache is dropped on
+``setting_changed``, the signal ``override_settings`` and pytest-django's ``settings`` send.
+
 ``PAGE_SIZE`` and ``SERVER_NAME``/``SERVER_VERSION`` shape the prepared surfaces and are read
 once at start-up, when the catalogue is built.
 """
@@ -11,6 +15,7 @@ from pathlib import Path
 from typing import Any, Final
 
 from django.conf import settings
+from django.core.signals import setting_changed
 
 DEFAULTS: dict[str, Any] = {
     # Patterns like "http://localhost:*" (any port). An absent Origin header passes: only
@@ -132,8 +137,24 @@ def server_info() -> tuple[str, str]:
     return str(name), str(version)
 
 
+_values: dict[str, Any] = {}
+
+
 def get(name: str) -> Any:
     """The value of ``MCP_TOOLS_<name>``, or its default. Unknown names raise."""
+    try:
+        return _values[name]
+    except KeyError:
+        pass
     if name not in DEFAULTS:
         raise AttributeError(f"unknown mcp_tools setting {name!r}")
-    return getattr(settings, f"MCP_TOOLS_{name}", DEFAULTS[name])
+    value = _values[name] = getattr(settings, f"MCP_TOOLS_{name}", DEFAULTS[name])
+    return value
+
+
+def _setting_changed(*, setting: str, **kwargs: Any) -> None:
+    if setting.startswith("MCP_TOOLS_"):
+        _values.clear()
+
+
+setting_changed.connect(_setting_changed, dispatch_uid="mcp_tools.conf")

@@ -148,7 +148,8 @@ def _unauthenticated(
 @jsonrpc_errors
 async def mcp_view(request: HttpRequest) -> HttpResponseBase:
     """Serve one MCP JSON-RPC message statelessly. Never issues ``Mcp-Session-Id``."""
-    origin = request.headers.get("Origin")
+    headers = _jsonrpc.RequestHeaders(request)  # by name from META: no dict of every header
+    origin = headers.get("Origin")
     if origin is not None and not origin_allowed(origin, list(conf.get("ALLOWED_ORIGINS"))):
         security_logger.warning("MCP request from a foreign Origin refused: %s", origin)
         return _error(403, -32600, "Forbidden: Origin not allowed")
@@ -161,9 +162,9 @@ async def mcp_view(request: HttpRequest) -> HttpResponseBase:
         response = _error(405, -32600, "Method not allowed: this endpoint serves POST only")
         response["Allow"] = "POST"
         return response
-    if _media_type(request.headers.get("Content-Type", "")) != JSON:
+    if _media_type(headers.get("Content-Type", "")) != JSON:
         return _error(400, -32600, "Invalid Content-Type header: expected application/json")
-    if not accepts_json(request.headers.get("Accept")):
+    if not accepts_json(headers.get("Accept")):
         return _error(406, -32600, "Not Acceptable: the client must accept application/json")
     usage = await rate_usage(request)
     if usage is not None and usage.should_limit:
@@ -186,14 +187,15 @@ async def mcp_view(request: HttpRequest) -> HttpResponseBase:
         # Malformed bodies are a 400 in both eras (the SDK does the same).
         return _json(400, _jsonrpc.error_bytes(exc.request_id, exc.code, exc.message))
 
-    era = era_for(request.headers.get("MCP-Protocol-Version"), message)
+    era = era_for(headers.get("MCP-Protocol-Version"), message)
     answer = await era.serve(
         request,
         message,
         tenant=tenant,
+        headers=headers,
         # Streams need the ASGI handler's event loop to outlive the view (not WSGI).
         streamable=isinstance(request, ASGIRequest)
-        and streaming.accepts_event_stream(request.headers.get("Accept")),
+        and streaming.accepts_event_stream(headers.get("Accept")),
     )
     if isinstance(answer, streaming.StreamReply):
         return streaming.response(answer)

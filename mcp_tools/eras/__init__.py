@@ -70,6 +70,7 @@ class Era:
         message: _jsonrpc.Message,
         *,
         tenant: Any,
+        headers: Mapping[str, str],
         streamable: bool,
     ) -> Reply | StreamReply:
         """Answer ``message`` (a request, a notification or a response) in this era."""

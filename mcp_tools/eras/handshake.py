@@ -59,7 +59,13 @@ class Handshake(Era):
     )
 
     async def serve(
-        self, request: HttpRequest, message: _jsonrpc.Message, *, tenant: Any, streamable: bool
+        self,
+        request: HttpRequest,
+        message: _jsonrpc.Message,
+        *,
+        tenant: Any,
+        headers: Mapping[str, str],
+        streamable: bool,
     ) -> Reply | StreamReply:
         if message.kind != "request":
             # Notifications, and responses (we never send requests: nothing to match them to).
@@ -84,6 +90,7 @@ class Handshake(Era):
             request,
             message,
             tenant=tenant,
+            headers=headers,
             exchange=exchange,
             capabilities=None,
             task_requested=isinstance(params.get("task"), Mapping),

@@ -79,14 +79,20 @@ class Modern(Era):
     )
 
     async def serve(
-        self, request: HttpRequest, message: _jsonrpc.Message, *, tenant: Any, streamable: bool
+        self,
+        request: HttpRequest,
+        message: _jsonrpc.Message,
+        *,
+        tenant: Any,
+        headers: Mapping[str, str],
+        streamable: bool,
     ) -> Reply | StreamReply:
         if message.kind == "notification":
             refused = unsupported_protocol_version_rejection(self.version)
             return rejection(None, refused) if refused is not None else ACCEPTED
         if message.kind == "response":
             return INVALID_BODY_REPLY  # 2026-07-28 clients never send responses
-        verdict = classify_inbound_request(message.raw, headers=routing_headers(request.headers))
+        verdict = classify_inbound_request(message.raw, headers=routing_headers(headers))
         if isinstance(verdict, InboundLadderRejection):
             return rejection(message.request_id, verdict)
         params = message.params or {}
@@ -111,6 +117,7 @@ class Modern(Era):
             request,
             message,
             tenant=tenant,
+            headers=headers,
             exchange=exchange,
             capabilities=capabilities,
             task_requested=isinstance(extensions, Mapping) and TASKS_EXTENSION in extensions,
