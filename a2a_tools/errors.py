@@ -14,7 +14,7 @@ from typing import Any, Final
 from a2a.utils.error_handlers import ERROR_INFO_TYPE, build_error_details
 from a2a.utils.errors import JSON_RPC_ERROR_CODE_MAP, A2AError
 
-from mcp_tools import _jsonrpc
+from mcp_tools import adapter
 
 INTERNAL_ERROR: Final = -32603
 DOMAIN: Final = "a2a_tools"
@@ -29,7 +29,7 @@ REASON_INTERNAL: Final = "INTERNAL"
 def a2a_error(request_id: Any, error: A2AError) -> bytes:
     """A specification error (``a2a.utils.errors``) with its code and ``ErrorInfo``."""
     code = JSON_RPC_ERROR_CODE_MAP.get(type(error), INTERNAL_ERROR)
-    return _jsonrpc.error_bytes(request_id, code, error.message, build_error_details(error))
+    return adapter.error_bytes(request_id, code, error.message, build_error_details(error))
 
 
 def error_info(reason: str, metadata: dict[str, Any] | None = None) -> list[dict[str, Any]]:
@@ -53,4 +53,4 @@ def system_error(
     code: int = INTERNAL_ERROR,
 ) -> bytes:
     """One of this app's own refusals: ``code`` (-32603 unless said) and ``ErrorInfo.reason``."""
-    return _jsonrpc.error_bytes(request_id, code, message, error_info(reason, metadata))
+    return adapter.error_bytes(request_id, code, message, error_info(reason, metadata))

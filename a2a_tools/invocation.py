@@ -17,8 +17,8 @@ from a2a_tools.skills import (
     JSON_MODE,
     SkillSurface,
 )
-from mcp_tools.context import CallContext
-from mcp_tools.registry import IDEMPOTENCY_KEY_ALIAS, ToolSpec
+from mcp_tools import CallContext
+from mcp_tools.adapter import IDEMPOTENCY_KEY_ALIAS, ToolSpec
 from tenancy import evaluate
 
 INVOCATION_SHAPE: Final = '{"data": {"skill": "<skill id>", "arguments": {...}}}'

@@ -11,7 +11,7 @@ concurrency slots, deadline and, for a write, the same ``IdempotentUnit`` under 
 
 A long-running skill (its tool declares ``task_support``) asked with
 ``configuration.returnImmediately`` (or ``"required"``) runs as an MCP task
-(``mcp_tools.tasks.run_as_task``): the answer is a ``TASK_STATE_WORKING`` task whose id is the
+(``mcp_tools.adapter.run_as_task``): the answer is a ``TASK_STATE_WORKING`` task whose id is the
 MCP task id, and GetTask / CancelTask read and cancel it in the MCP task store, so one task is
 the same task over both protocols.
 """
@@ -66,10 +66,8 @@ from a2a_tools.skills import (
     SkillSurface,
 )
 from a2a_tools.tasks import InvalidCursorError, TaskOwner, TaskStore, task_store
-from mcp_tools import _jsonrpc, execution
-from mcp_tools import tasks as mcp_tasks
-from mcp_tools.context import CallContext
-from mcp_tools.registry import IDEMPOTENCY_KEY_ALIAS, ToolSpec
+from mcp_tools import CallContext, adapter, execution
+from mcp_tools.adapter import IDEMPOTENCY_KEY_ALIAS, ToolSpec
 
 logger = logging.getLogger(__name__)
 
@@ -145,7 +143,7 @@ class Dispatcher:
             raise Refused(PushNotificationNotSupportedError())
         if method == "GetExtendedAgentCard":
             card = self.surface.card.render(self.interface_url())
-            return Reply(200, _jsonrpc.result_bytes(request_id, card))
+            return Reply(200, adapter.result_bytes(request_id, card))
         if method == "SendMessage":
             result = await self.send_message(request, params)
         elif method == "GetTask":
@@ -156,7 +154,7 @@ class Dispatcher:
             result = await self.cancel_task(request)
         if isinstance(result, Reply):
             return result
-        return Reply(200, _jsonrpc.result_bytes(request_id, result))
+        return Reply(200, adapter.result_bytes(request_id, result))
 
     async def _owned(self, task_id: str) -> dict[str, Any]:
         """The caller's task: one finished in its request (this store), else a long-running
@@ -172,7 +170,7 @@ class Dispatcher:
     def _find(self, task_id: str) -> dict[str, Any] | None:
         task = self.store.get(self.owner, task_id)
         if task is None:
-            view = mcp_tasks.get_task(self.ctx, task_id)
+            view = adapter.get_task(self.ctx, task_id)
             if view is not None:
                 task = task_from_view(view)
                 self._long_running.add(task_id)
@@ -188,7 +186,7 @@ class Dispatcher:
         if task["status"]["state"] in (WORKING, INPUT_REQUIRED):
             # A long-running task is canceled in the MCP store (one that ended meanwhile stays
             # as it ended, and is then not cancelable); None: a task of this store.
-            view = await sync_to_async(mcp_tasks.cancel_task)(self.ctx, request.id)
+            view = await sync_to_async(adapter.cancel_task)(self.ctx, request.id)
             if view is not None:
                 task = task_from_view(view)
                 if task["status"]["state"] == CANCELED:
@@ -394,8 +392,8 @@ class Dispatcher:
         task), the rest in the MCP task runner; answer the ``TASK_STATE_WORKING`` task."""
         ctx = self.ctx
 
-        def work() -> mcp_tasks.Handover:
-            return mcp_tasks.run_as_task(
+        def work() -> adapter.Handover:
+            return adapter.run_as_task(
                 ctx, spec, validated, arguments=arguments, context_id=turn.context_id
             )
 

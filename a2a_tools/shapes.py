@@ -13,7 +13,7 @@ from a2a_tools.skills import (
     JSON_MODE,
 )
 from mcp_tools import execution
-from mcp_tools.taskstore import TaskView
+from mcp_tools.adapter import TaskView
 
 ACCEPTED_OUTPUT_MODES: Final = frozenset({JSON_MODE, "application/*", "*/*"})
 

@@ -25,8 +25,13 @@ from django.apps import apps
 from django.core.exceptions import ImproperlyConfigured
 
 from a2a_tools import conf
-from mcp_tools.registry import IDEMPOTENCY_KEY_ALIAS, ToolSpec
-from mcp_tools.surfaces import Catalogue, active_catalogue
+from mcp_tools.adapter import (
+    IDEMPOTENCY_KEY_ALIAS,
+    Catalogue,
+    ToolSpec,
+    active_catalogue,
+    setting,
+)
 from tenancy import Role
 
 PROTOCOL_VERSION: Final = "1.0"
@@ -134,11 +139,9 @@ def _security() -> tuple[dict[str, Any], list[dict[str, Any]]]:
 
 def _card(catalogue: Catalogue, specs: list[ToolSpec] | None) -> dict[str, Any]:
     name = conf.get("AGENT_NAME") or str(catalogue.server_info["name"])
-    from mcp_tools import conf as mcp_conf
-
     description = (
         conf.get("AGENT_DESCRIPTION")
-        or mcp_conf.get("INSTRUCTIONS")
+        or setting("INSTRUCTIONS")
         or f"{name}: tenant-scoped tools, served as A2A skills."
     )
     schemes, requirements = _security()

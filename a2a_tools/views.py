@@ -30,12 +30,8 @@ from django.views.decorators.http import require_safe
 from a2a_tools import conf, errors, params, rpc
 from a2a_tools.skills import projection
 from idempotency import handles_own_idempotency
-from mcp_tools import _jsonrpc
-from mcp_tools import conf as mcp_conf
-from mcp_tools.context import CallContext, request_in_flight
-from mcp_tools.exceptions import CallContextRefusedError
-from mcp_tools.middleware import body_cap, jsonrpc_errors
-from mcp_tools.views import RATE_BUDGET, origin_allowed
+from mcp_tools import CallContext, CallContextRefusedError, adapter
+from mcp_tools.adapter import RATE_BUDGET, body_cap, jsonrpc_errors, request_in_flight
 from tenancy import (
     NotAuthenticatedError,
     TenantContext,
@@ -139,20 +135,20 @@ def a2a_view(request: HttpRequest) -> HttpResponse:
     call, where an async view would add one for each database step.
     """
     if request.method != "POST":
-        response = _json(405, _jsonrpc.error_bytes(None, -32600, "Method not allowed: POST only"))
+        response = _json(405, adapter.error_bytes(None, -32600, "Method not allowed: POST only"))
         response["Allow"] = "POST"
         return response
     origin = request.headers.get("Origin")
-    if origin is not None and not origin_allowed(origin, list(mcp_conf.get("ALLOWED_ORIGINS"))):
+    if origin is not None and not adapter.allowed_origin(origin):
         security_logger.warning("A2A request from a foreign Origin refused: %s", origin)
-        return _json(403, _jsonrpc.error_bytes(None, -32600, "Forbidden: Origin not allowed"))
+        return _json(403, adapter.error_bytes(None, -32600, "Forbidden: Origin not allowed"))
     tenant = getattr(request, "tenant", None)
     if not isinstance(tenant, TenantContext) or not tenant.is_resolved:
         return _unauthenticated(request)
     media = request.headers.get("Content-Type", "").split(";", 1)[0].strip().lower()
     if media not in JSON_TYPES:
         return _json(
-            415, _jsonrpc.error_bytes(None, -32600, "Content-Type must be application/json")
+            415, adapter.error_bytes(None, -32600, "Content-Type must be application/json")
         )
     # One budget with /mcp, counted by TenancyMiddleware with the token check.
     usage = counted_usage(request, RATE_BUDGET)
@@ -169,19 +165,14 @@ def a2a_view(request: HttpRequest) -> HttpResponse:
             {"Retry-After": retry_after},
         )
     try:
-        message = _jsonrpc.parse_message(
-            request.body,
-            max_depth=int(mcp_conf.get("MAX_JSON_DEPTH")),
-            max_nodes=int(mcp_conf.get("MAX_JSON_NODES")),
-            max_id_length=int(mcp_conf.get("MAX_ID_LENGTH")),
-        )
-    except _jsonrpc.EnvelopeError as exc:
-        return _json(200, _jsonrpc.error_bytes(exc.request_id, exc.code, exc.message))
+        message = adapter.parse_message(request.body)
+    except adapter.EnvelopeError as exc:
+        return _json(200, adapter.error_bytes(exc.request_id, exc.code, exc.message))
     if message.kind != "request":
         # Every A2A method has a result; a notification or a posted response has no place.
         return _json(
             200,
-            _jsonrpc.error_bytes(
+            adapter.error_bytes(
                 None, -32600, "Invalid request: an A2A request carries an id and a method"
             ),
         )
