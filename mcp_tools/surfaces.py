@@ -8,6 +8,7 @@ or nobody's imagination is simply not in the surface's cursor table (-32602).
 from __future__ import annotations
 
 import base64
+import copy
 import functools
 import hashlib
 import json
@@ -125,9 +126,17 @@ def _serialize(method: str, version: str, result: dict[str, Any]) -> bytes:
     return _jsonrpc.dumps(wire_methods.serialize_server_result(method, version, result))
 
 
+# How each revision advertises tasks: 2025-11-25 core tasks (experimental in that revision:
+# tools/call only, no list); 2026-07-28 the tasks extension.
+HANDSHAKE_TASKS: Final[Mapping[str, Any]] = {
+    "tasks": {"cancel": {}, "requests": {"tools": {"call": {}}}}
+}
+MODERN_TASKS: Final[Mapping[str, Any]] = {"extensions": {TASKS_EXTENSION: {}}}
+
+
 def _capabilities(
     *,
-    modern: bool,
+    tasks_entry: Mapping[str, Any],
     resources: bool = False,
     prompts: bool = False,
     completions: bool = False,
@@ -143,11 +152,8 @@ def _capabilities(
         capabilities["prompts"] = {"listChanged": False}
     if completions:
         capabilities["completions"] = {}
-    if tasks and modern:
-        capabilities["extensions"] = {TASKS_EXTENSION: {}}
-    elif tasks:
-        # 2025-11-25 core tasks (experimental in that revision): tools/call only, no list.
-        capabilities["tasks"] = {"cancel": {}, "requests": {"tools": {"call": {}}}}
+    if tasks:
+        capabilities.update(copy.deepcopy(dict(tasks_entry)))
     return capabilities
 
 
@@ -283,7 +289,7 @@ def build_catalogue(
     for version in HANDSHAKE_PROTOCOL_VERSIONS:
         result = {
             "protocolVersion": version,
-            "capabilities": _capabilities(modern=False, **flags),
+            "capabilities": _capabilities(tasks_entry=HANDSHAKE_TASKS, **flags),
             "serverInfo": server_info,
         }
         if instructions:
@@ -291,7 +297,7 @@ def build_catalogue(
         initialize_results[version] = _serialize("initialize", version, result)
     discover: dict[str, Any] = {
         "supportedVersions": list(MODERN_PROTOCOL_VERSIONS),
-        "capabilities": _capabilities(modern=True, **flags),
+        "capabilities": _capabilities(tasks_entry=MODERN_TASKS, **flags),
         "ttlMs": LIST_TTL_MS,
         "cacheScope": CACHE_SCOPE,
     }
