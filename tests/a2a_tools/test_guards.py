@@ -302,15 +302,10 @@ def _wait_for(condition: Any, timeout: float = 10.0) -> None:
     ),
     Edit(
         "mcp_tools/execution/bounds.py",
-        find=(
-            "        return await "
-            "asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), timeout)\n"
-        ),
+        find="            value, error = await asyncio.shield(done)\n",
         replace=(
-            "        result = await asyncio.wait_for(asyncio.shield(asyncio.w"
-            "rap_future(future)), timeout)\n"
-            "        slots.release()\n"
-            "        return result\n"
+            "            value, error = await asyncio.shield(done)\n"
+            "            slots.release()\n"
         ),
     ),
     Edit(

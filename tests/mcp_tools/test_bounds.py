@@ -72,15 +72,10 @@ def test_a_call_beyond_the_concurrency_limit_is_overloaded(mcp_client):
     ),
     Edit(
         "mcp_tools/execution/bounds.py",
-        find=(
-            "        return await "
-            "asyncio.wait_for(asyncio.shield(asyncio.wrap_future(future)), timeout)\n"
-        ),
+        find="            value, error = await asyncio.shield(done)\n",
         replace=(
-            "        result = await asyncio.wait_for(asyncio.shield(asyncio.w"
-            "rap_future(future)), timeout)\n"
-            "        slots.release()\n"
-            "        return result\n"
+            "            value, error = await asyncio.shield(done)\n"
+            "            slots.release()\n"
         ),
     ),
     Edit(

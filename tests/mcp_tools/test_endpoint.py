@@ -376,10 +376,10 @@ def test_ping_and_unknown_methods_in_the_handshake_era(mcp_client):
 
 @mutation(
     "mcp_tools/views.py",
-    find='era = era_for(request.headers.get("MCP-Protocol-Version"), message)',
+    find='era = era_for(headers.get("MCP-Protocol-Version"), message)',
     replace=(
         "era = mcp_view.__dict__.setdefault(\n"
-        '        "era", era_for(request.headers.get("MCP-Protocol-Version'
+        '        "era", era_for(headers.get("MCP-Protocol-Version'
         '"), message)\n'
         "    )"
     ),
