@@ -304,8 +304,7 @@ def _wait_for(condition: Any, timeout: float = 10.0) -> None:
         "mcp_tools/execution/bounds.py",
         find="            value, error = await asyncio.shield(done)\n",
         replace=(
-            "            value, error = await asyncio.shield(done)\n"
-            "            slots.release()\n"
+            "            value, error = await asyncio.shield(done)\n            slots.release()\n"
         ),
     ),
     Edit(

@@ -74,8 +74,7 @@ def test_a_call_beyond_the_concurrency_limit_is_overloaded(mcp_client):
         "mcp_tools/execution/bounds.py",
         find="            value, error = await asyncio.shield(done)\n",
         replace=(
-            "            value, error = await asyncio.shield(done)\n"
-            "            slots.release()\n"
+            "            value, error = await asyncio.shield(done)\n            slots.release()\n"
         ),
     ),
     Edit(
