@@ -28,7 +28,7 @@ POOLER_PORTS = frozenset({"6432"})
 POOLER_HOST_WORDS = ("pgbouncer", "pooler", "odyssey", "pgcat", "supavisor")
 
 
-def _looks_pooled(database: dict[str, Any]) -> bool:
+def _looks_pooled(database: Any) -> bool:
     host = str(database.get("HOST") or "").lower()
     return str(database.get("PORT") or "") in POOLER_PORTS or any(
         word in host for word in POOLER_HOST_WORDS

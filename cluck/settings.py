@@ -394,6 +394,8 @@ MCP_TOOLS_ERROR_TRANSLATOR = "cluck.mcp_errors.translate_domain_error"
 # Per membership (every token of one member shares it), django-ratelimit syntax ("300/m");
 # shared by every replica.
 MCP_TOOLS_RATE = os.environ.get("MCP_TOOLS_RATE", "300/m")
+# A running task renews its lease; past it (its process was killed) the task reads as failed.
+MCP_TOOLS_TASK_LEASE_SECONDS = float(os.environ.get("MCP_TOOLS_TASK_LEASE_SECONDS", "60"))
 # Seconds a request body may take to arrive in full (mcp_tools.asgi answers 408 after).
 MCP_TOOLS_BODY_READ_SECONDS = float(os.environ.get("MCP_TOOLS_BODY_READ_SECONDS", "30"))
 MCP_TOOLS_ALLOWED_ORIGINS = _env_list(

@@ -27,12 +27,12 @@ class ProcessConnectionPool(redis.ConnectionPool):
     """A ``redis.ConnectionPool`` whose ``from_url`` returns one pool per URL and options."""
 
     _shared: ClassVar[dict[tuple[str, str], ProcessConnectionPool]] = {}
-    _lock: ClassVar[threading.Lock] = threading.Lock()
+    _shared_lock: ClassVar[threading.Lock] = threading.Lock()
 
     @classmethod
     def from_url(cls, url: str, **kwargs: Any) -> Any:
         key = (url, repr(sorted(kwargs.items(), key=lambda item: item[0])))
-        with cls._lock:
+        with cls._shared_lock:
             pool = cls._shared.get(key)
             if pool is None:
                 pool = cls._shared[key] = super().from_url(url, **kwargs)
