@@ -38,8 +38,13 @@ def _looks_pooled(database: Any) -> bool:
 @checks.register()
 def check_pooled_sessions(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     """Session state (prepared statements, WITH HOLD cursors) on what looks like a pooler."""
+    return pooled_session_warnings(settings.DATABASES)
+
+
+def pooled_session_warnings(databases: Any) -> list[checks.CheckMessage]:
+    """``cluck.W002`` / ``W003`` for each database of ``databases`` (a ``DATABASES`` dict)."""
     found: list[checks.CheckMessage] = []
-    for alias, database in settings.DATABASES.items():
+    for alias, database in databases.items():
         if "postgres" not in database.get("ENGINE", "") or not _looks_pooled(database):
             continue
         if database.get("OPTIONS", {}).get("prepare_threshold") is not None:
