@@ -363,6 +363,15 @@ def report(
     for label, ours, base in others:
         p, t, c = (ratio(ours, base, i) for i in range(3))
         print(f"{label:<44}{p:>9.3f}{t:>13.3f}{c:>11.3f}")
+    if "redis mcp-2025" in rows:
+        print(
+            "\n/mcp counting on Redis vs on PostgreSQL      p50 ratio   throughput   CPU/call"
+            "  verdict\n(issue 22's target: p50 and CPU/call ratios <= 1.10)"
+        )
+        for era in ("2025", "2026"):
+            p, t, c = (ratio(f"redis mcp-{era}", f"mcp-{era}", i) for i in range(3))
+            label = f"/mcp {era} on Redis vs on PostgreSQL"
+            print(f"{label:<44}{p:>9.3f}{t:>13.3f}{c:>11.3f}  {_verdict(p <= 1.10 and c <= 1.10)}")
     peer_rows = [(era, peer) for era in ("2025", "2026") for peer in PEER_NAMES]
     peer_rows = [(era, peer) for era, peer in peer_rows if f"{peer}-{era}" in rows]
     if peer_rows:

@@ -155,6 +155,15 @@ def _database_url() -> str:
     return embedded_database_url(VAR_DIR / "pgdata")
 
 
+def _prepare_threshold() -> int | None:
+    """``CLUCK_DB_PREPARE_THRESHOLD``: psycopg's ``prepare_threshold``; unset, empty or ``off``:
+    ``None`` (never prepare)."""
+    raw = os.environ.get("CLUCK_DB_PREPARE_THRESHOLD", "").strip().lower()
+    if raw in ("", "off", "none"):
+        return None
+    return int(raw)
+
+
 DATABASES = {"default": dj_database_url.parse(_database_url(), conn_max_age=0)}
 DATABASES["default"].setdefault("TEST", {})
 if "postgresql" in DATABASES["default"]["ENGINE"]:
@@ -177,13 +186,24 @@ if "postgresql" in DATABASES["default"]["ENGINE"]:
             # gets a connection at once instead of waiting out the back-off (and a 503).
             "reconnect_timeout": 0.5,
         }
-    # Server-side binding lets psycopg prepare a statement after a few runs on a connection, so
-    # the hot queries (token check, idempotency claim) skip PostgreSQL's planner. Turn it off
-    # behind a pooler that cannot carry prepared statements (PgBouncer < 1.21 in transaction
-    # mode).
+    # Server-side binding: parameters travel apart from the SQL (one unnamed statement per
+    # query, which any pooler carries).
     if _env_bool("CLUCK_DB_SERVER_SIDE_BINDING", True):
         _options["server_side_binding"] = True
-        _options.setdefault("prepare_threshold", 5)
+    # No named prepared statements unless the operator opts in: they live in one server
+    # session, and behind a pooler in transaction mode (PgBouncer < 1.21, or without
+    # max_prepared_statements) the next transaction lands on another session:
+    # DuplicatePreparedStatement "_pg3_0" / InvalidSqlStatementName (issue 22).
+    # CLUCK_DB_PREPARE_THRESHOLD=5 prepares a query after its fifth run on a connection (the
+    # hot token check and idempotency claim then skip the planner): direct to PostgreSQL, or
+    # behind a pooler that carries prepared statements. docs/deploying.md#pgbouncer
+    _options["prepare_threshold"] = _prepare_threshold()
+    # Django's .iterator() opens a WITH HOLD cursor that outlives its transaction: a session
+    # the pooler may already have lent to another client. CLUCK_DB_SERVER_SIDE_CURSORS=1 when
+    # every connection is a session of its own.
+    DATABASES["default"]["DISABLE_SERVER_SIDE_CURSORS"] = not _env_bool(
+        "CLUCK_DB_SERVER_SIDE_CURSORS", False
+    )
 # A host project's setting the farm can take on (cookiecutter-django's default): every other
 # view in a transaction per request. The toolkit's views run outside it either way
 # (tenancy.handles_own_transactions); tests/test_atomic_requests.py serves the farm with it.
@@ -199,6 +219,8 @@ if _cache_url and _cache_url.startswith(("redis://", "rediss://")):
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": _cache_url,
+            # One pool per process, not a connection per request (tenancy/redis_pool.py).
+            "OPTIONS": {"pool_class": "tenancy.redis_pool.ProcessConnectionPool"},
         }
     }
     RATELIMIT_USE_CACHE = "default"
@@ -372,6 +394,8 @@ MCP_TOOLS_ERROR_TRANSLATOR = "cluck.mcp_errors.translate_domain_error"
 # Per membership (every token of one member shares it), django-ratelimit syntax ("300/m");
 # shared by every replica.
 MCP_TOOLS_RATE = os.environ.get("MCP_TOOLS_RATE", "300/m")
+# A running task renews its lease; past it (its process was killed) the task reads as failed.
+MCP_TOOLS_TASK_LEASE_SECONDS = float(os.environ.get("MCP_TOOLS_TASK_LEASE_SECONDS", "60"))
 # Seconds a request body may take to arrive in full (mcp_tools.asgi answers 408 after).
 MCP_TOOLS_BODY_READ_SECONDS = float(os.environ.get("MCP_TOOLS_BODY_READ_SECONDS", "30"))
 MCP_TOOLS_ALLOWED_ORIGINS = _env_list(

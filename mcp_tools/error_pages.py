@@ -21,6 +21,7 @@ from typing import Any, Final
 from django.db import InterfaceError, OperationalError
 from django.http import HttpRequest, HttpResponse
 from django.urls import NoReverseMatch, reverse
+from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_REQUEST
 
 from mcp_tools import _jsonrpc
 from mcp_tools.middleware import wants_jsonrpc
@@ -75,8 +76,10 @@ def is_mcp_request(request: HttpRequest) -> bool:
 
 
 def jsonrpc_error_page(status: int, message: str | None = None) -> HttpResponse:
-    """A JSON-RPC error (``id: null``, -32600) with HTTP ``status``."""
-    body = _jsonrpc.error_bytes(None, -32600, message or _MESSAGES.get(status, "Error"))
+    """A JSON-RPC error (``id: null``) with HTTP ``status``: -32603 (*Internal error*) for a
+    5xx, -32600 (*Invalid Request*) for a 4xx: the request was fine when the server failed."""
+    code = INTERNAL_ERROR if status >= 500 else INVALID_REQUEST
+    body = _jsonrpc.error_bytes(None, code, message or _MESSAGES.get(status, "Error"))
     response = HttpResponse(body, status=status, content_type="application/json")
     if status == 503:
         response["Retry-After"] = str(RETRY_AFTER_SECONDS)

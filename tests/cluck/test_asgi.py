@@ -79,17 +79,24 @@ def test_requests_run_in_the_request_thread_pool(view: str) -> None:
 
 
 @mutation(
-    "cluck/settings.py", find='        _options.setdefault("prepare_threshold", 5)\n', replace=""
+    "cluck/settings.py",
+    find='_options["prepare_threshold"] = _prepare_threshold()',
+    replace='_options["prepare_threshold"] = 5',
 )
 @pytest.mark.postgres
 @pytest.mark.django_db
-def test_hot_queries_are_prepared_on_postgresql() -> None:
-    """After a few runs on a connection the token check skips the planner (a prepared statement).
+def test_nothing_is_prepared_on_postgresql_unless_the_operator_opts_in(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """Named prepared statements live in one server session, which a pooler in transaction
+    mode does not give a connection (issue 22): by default the hot token check, run many
+    times on one connection, leaves none; ``CLUCK_DB_PREPARE_THRESHOLD`` opts back in.
 
-    Mutation: drop ``prepare_threshold`` from the database OPTIONS → red (nothing prepared).
+    Mutation: prepare after five runs again in cluck/settings.py → red (a prepared statement).
     """
     from django.db import connection
 
+    from cluck.settings import _prepare_threshold
     from tenancy.tokens import check_token
 
     membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["Admin"])
@@ -101,7 +108,10 @@ def test_hot_queries_are_prepared_on_postgresql() -> None:
             "SELECT count(*) FROM pg_prepared_statements WHERE statement LIKE %s",
             ["%tenancy_accesstoken%"],
         )
-        assert cursor.fetchone()[0] >= 1
+        assert cursor.fetchone()[0] == 0
+    assert _prepare_threshold() is None
+    monkeypatch.setenv("CLUCK_DB_PREPARE_THRESHOLD", "5")
+    assert _prepare_threshold() == 5
 
 
 @mutation(

@@ -22,7 +22,9 @@ def _jsonrpc(response: Any, status: int) -> None:
     assert response.status_code == status
     assert response["Content-Type"] == "application/json"
     body = json.loads(response.content)
-    assert body["jsonrpc"] == "2.0" and body["id"] is None and body["error"]["code"] == -32600
+    assert body["jsonrpc"] == "2.0" and body["id"] is None
+    # A server failure is -32603 (Internal error); -32600 (Invalid Request) blames the client.
+    assert body["error"]["code"] == (-32603 if status >= 500 else -32600)
 
 
 def _problem(response: Any, status: int) -> dict[str, Any]:
@@ -89,6 +91,11 @@ def test_an_uncaught_error_under_the_api_is_a_problem_500() -> None:
 
 @mutation(
     "mcp_tools/error_pages.py",
+    find="code = INTERNAL_ERROR if status >= 500 else INVALID_REQUEST",
+    replace="code = INVALID_REQUEST",
+)
+@mutation(
+    "mcp_tools/error_pages.py",
     find=(
         "    if status == 500 and database_unavailable(exc if exc is not None else "
         "current_exception()):\n"
@@ -109,7 +116,9 @@ def test_handler500_answers_an_unreachable_database_with_503_and_retry_after(
     path: str, error: Exception, status: int
 ) -> None:
     """Mutation: return ``status`` unchanged from ``outage_status`` → red (500, no
-    Retry-After, while the database is down)."""
+    Retry-After, while the database is down). Mutation: answer every status with -32600
+    (*Invalid Request*) in ``jsonrpc_error_page`` → red (an internal error blames the client;
+    issue 22 saw it behind PgBouncer)."""
     request = RequestFactory().get(path)
     try:
         raise error

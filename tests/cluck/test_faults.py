@@ -125,7 +125,7 @@ def test_postgresql_stopped_and_restarted_under_load_loses_and_doubles_nothing()
             assert int(rest.headers["Retry-After"]) > 0
             assert mcp.status_code == 503, mcp.text
             assert mcp.headers["content-type"] == "application/json"
-            assert mcp.json()["error"]["code"] == -32600 and mcp.json()["id"] is None
+            assert mcp.json()["error"]["code"] == -32603 and mcp.json()["id"] is None
             assert int(mcp.headers["Retry-After"]) > 0
             time.sleep(0.5)  # writers keep failing with 503s meanwhile
 

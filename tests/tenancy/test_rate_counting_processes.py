@@ -78,13 +78,13 @@ def test_two_processes_count_one_exact_budget_on_postgresql() -> None:
 @mutation(
     "cluck/settings.py",
     find=(
-        '            "LOCATION": _cache_url,\n'
+        '            "OPTIONS": {"pool_class": "tenancy.redis_pool.ProcessConnectionPool"},\n'
         "        }\n"
         "    }\n"
         '    RATELIMIT_USE_CACHE = "default"\n'
     ),
     replace=(
-        '            "LOCATION": _cache_url,\n'
+        '            "OPTIONS": {"pool_class": "tenancy.redis_pool.ProcessConnectionPool"},\n'
         "        },\n"
         '        "local": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},\n'
         "    }\n"
