@@ -31,6 +31,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Final
 
+from django.conf import settings
 from django.http import HttpRequest
 from django.test import Client
 
@@ -192,7 +193,7 @@ class MCPClient:
         self.membership = membership
         self.client_info = dict(client_info or {"name": "mcp_tools.test", "version": "0"})
         self.capabilities = dict(capabilities or {})
-        self._client = Client()
+        self._client = Client(HTTP_HOST=_allowed_host())
         self._environ: dict[str, Any] = {}
         self._next_id = 0
         self.bearer: str | None = token
@@ -310,6 +311,15 @@ class MCPClient:
             cursor = result.get("nextCursor")
             if not cursor:
                 return items
+
+
+def _allowed_host() -> str:
+    """A host ``ALLOWED_HOSTS`` admits: pytest-django adds ``testserver``; a management
+    command (``mcp_call``) runs under the project's own list."""
+    hosts = [str(host) for host in settings.ALLOWED_HOSTS]
+    if not hosts or "testserver" in hosts or "*" in hosts:
+        return "testserver" if "testserver" in hosts or "*" in hosts else "localhost"
+    return hosts[0].lstrip(".") or "localhost"
 
 
 # --- what every project should pin ---------------------------------------------------------

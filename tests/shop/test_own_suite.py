@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.mutations import mutation
-from tests.shop.harness import Shop, copy_project
+from tests.shop.harness import Shop, copy_project, shop_env
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -21,7 +21,10 @@ pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 def test_the_shops_own_suite_tests_its_tools_in_process(tmp_path: Path) -> None:
     """Mutation: ``for_tenant`` stops narrowing to the tenant → the shop's isolation test
     (``assert_tenant_isolated``) is red → this is red."""
-    shop = Shop(copy_project(tmp_path))
+    # As a project's own run: pytest loads its installed plugins (pytest-django) itself, even
+    # when this run was started with autoloading off (the mutation runner does that).
+    env = {k: v for k, v in shop_env().items() if k != "PYTEST_DISABLE_PLUGIN_AUTOLOAD"}
+    shop = Shop(copy_project(tmp_path), env=env)
     output = shop.run(
         [
             "python",
