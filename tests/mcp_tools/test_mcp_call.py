@@ -10,7 +10,7 @@ import pytest
 from django.core.management import CommandError, call_command
 
 from tests.factories import CustomerFactory, FarmFactory, MembershipFactory
-from tests.mutations import mutation
+from tests.mutations import Edit, mutation
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -62,14 +62,21 @@ def test_a_tool_error_prints_its_code_and_data_and_fails() -> None:
 
 
 @mutation(
-    "mcp_tools/surfaces.py",
-    find="admitted = [spec for spec in specs if evaluate(spec.policy, actor)]",
-    replace="admitted = list(specs)",
+    Edit(
+        "mcp_tools/surfaces.py",
+        find="admitted = [spec for spec in specs if evaluate(spec.policy, actor)]",
+        replace="admitted = list(specs)",
+    ),
+    Edit(
+        "mcp_tools/methods/tools.py",
+        find="return spec if evaluate(spec.policy, req.ctx.actor) else None",
+        replace="return spec",
+    ),
 )
 def test_a_refused_call_prints_the_json_rpc_error_and_fails() -> None:
     """ReadOnly is outside the farm's SalesFlow policy: the tool is hidden, so the call is
-    -32602 as for an unknown tool. Mutation: stop filtering surfaces by role → the call runs
-    → red."""
+    -32602 as for an unknown tool. Mutation: stop filtering surfaces by role and drop the
+    call-time policy check (its defense in depth) → the call runs → red."""
     member = _member(["ReadOnly"])
     out = io.StringIO()
     with pytest.raises(CommandError) as raised:
