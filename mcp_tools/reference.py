@@ -7,7 +7,6 @@ two, so the reference cannot go stale.
 from __future__ import annotations
 
 import re
-
 from typing import Any
 
 from mcp_tools.factories import FactoryRegistry, ToolFactorySpec, default_factories
