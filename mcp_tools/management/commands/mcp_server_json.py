@@ -1,4 +1,4 @@
-"""``manage.py mcp_server_json --url URL [--name NAME] [--version V] [--output FILE]``.
+"""``manage.py mcp_server_json --url URL [--name NAME] [--server-version V] [--output FILE]``.
 
 Writes the ``server.json`` the MCP Registry publishes (``mcp-publisher publish``): this
 server's identity and its one Streamable HTTP remote. ``--url`` defaults to
@@ -31,7 +31,7 @@ class Command(BaseCommand):
             "--name",
             help="Reverse-DNS name (default: MCP_TOOLS_REGISTRY_NAME), e.g. io.github.acme/farm.",
         )
-        parser.add_argument("--version", dest="server_version", help="Default: serverInfo's.")
+        parser.add_argument("--server-version", dest="server_version", help="Default: serverInfo's.")
         parser.add_argument("--output", default="server.json", help="A file, or - for stdout.")
 
     def handle(self, *args: Any, **options: Any) -> None:
