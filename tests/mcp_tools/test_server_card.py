@@ -107,7 +107,7 @@ def test_the_server_card_is_the_same_for_everyone_and_tenant_free(path: str) -> 
     """A member's bearer, a bad bearer and none get the same card, which holds nothing of the
     tenant and no tool. Mutation: let the card read the ``Authorization`` header like any
     other route → the bad bearer is a 401 → red."""
-    member = MembershipFactory(tenant=FarmFactory(name="Sunny Acres", code="sunny-acres"))
+    member: Any = MembershipFactory(tenant=FarmFactory(name="Sunny Acres", code="sunny-acres"))
     anonymous = Client().get(path)
     cards = [
         Client().get(path, headers={"Authorization": f"Bearer {bearer}"})
