@@ -12,8 +12,8 @@ primitives": clients list them once connected, and what they see depends on who 
   SEP-1649's well-known path ``/.well-known/mcp/server-card.json``. Public: any bearer sent
   along is not read, so a revoked one cannot turn it into a 401.
 
-The toolkit's own ``/mcp`` carries no tenant: the bearer decides it. So the farm's remote has
-no tenant variable; a project that serves each tenant on its own host sets
+The toolkit's own ``/mcp`` carries no tenant: the bearer decides it. So a single deployment's
+remote has no tenant variable; a project that serves each tenant on its own host sets
 ``MCP_TOOLS_PUBLIC_URL = "https://{tenant}.example.com/mcp"``.
 """
 

@@ -29,9 +29,11 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--name",
-            help="Reverse-DNS name (default: MCP_TOOLS_REGISTRY_NAME), e.g. io.github.acme/farm.",
+            help="Reverse-DNS name (default: MCP_TOOLS_REGISTRY_NAME), e.g. io.github.acme/widgets.",
         )
-        parser.add_argument("--server-version", dest="server_version", help="Default: serverInfo's.")
+        parser.add_argument(
+            "--server-version", dest="server_version", help="Default: serverInfo's."
+        )
         parser.add_argument("--output", default="server.json", help="A file, or - for stdout.")
 
     def handle(self, *args: Any, **options: Any) -> None:
