@@ -29,7 +29,7 @@ class Command(BaseCommand):
         )
         parser.add_argument(
             "--name",
-            help="Reverse-DNS name (default: MCP_TOOLS_REGISTRY_NAME), e.g. io.github.acme/widgets.",
+            help="Reverse-DNS name (default: MCP_TOOLS_REGISTRY_NAME), e.g. io.github.acme/app.",
         )
         parser.add_argument(
             "--server-version", dest="server_version", help="Default: serverInfo's."
