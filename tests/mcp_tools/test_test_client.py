@@ -69,6 +69,20 @@ def test_tool_errors_come_back_in_the_documented_shape(era: str) -> None:
     assert "mcptest_record_note" not in controls.executions
 
 
+@pytest.mark.parametrize("era", ERAS)
+def test_resources_and_prompts_come_back_as_a_client_receives_them(era: str) -> None:
+    client = MCPClient(membership=_member(["Admin"]), era=era)
+    assert "farm://grades" in {r["uri"] for r in client.list_resources()}
+    (contents,) = client.read_resource("farm://grades")["contents"]
+    assert contents["uri"] == "farm://grades" and contents["mimeType"] == "application/json"
+    with pytest.raises(MCPProtocolError) as raised:
+        client.read_resource("farm://flocks/999999")
+    assert raised.value.code == -32602
+    assert "cluck_summarise_day" in {p["name"] for p in client.list_prompts()}
+    messages = client.get_prompt("cluck_summarise_day", {"date": "2026-01-01"})["messages"]
+    assert messages and messages[0]["role"] == "user"
+
+
 def test_a_token_client_is_the_bearer_it_carries() -> None:
     member = _member(["Admin"])
     client = MCPClient(token=bearer_for(member))
