@@ -87,6 +87,13 @@ DEFAULTS: dict[str, Any] = {
     # Optional fields of the per-call log record: "argument_names", "client", "email".
     # Argument values are never logged.
     "CALL_LOG_EXTRA_FIELDS": [],
+    # Registry metadata (manage.py mcp_server_json, the server card): the server's name in
+    # reverse-DNS form ("io.github.acme/widgets"), its public /mcp URL (may hold variables such
+    # as "https://{tenant}.example.com/mcp"), a title and a description (at most 100 chars).
+    "REGISTRY_NAME": None,
+    "PUBLIC_URL": None,
+    "SERVER_TITLE": None,
+    "SERVER_DESCRIPTION": None,
 }
 
 

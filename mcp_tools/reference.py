@@ -6,6 +6,7 @@ two, so the reference cannot go stale.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from mcp_tools.factories import FactoryRegistry, ToolFactorySpec, default_factories
@@ -193,7 +194,9 @@ def render_prompt(spec: PromptSpec) -> str:
 
 
 def _anchor(name: str) -> str:
-    return name.replace("_", "").lower()
+    """The anchor of the heading ``## `name` `` as GitHub and MkDocs (Python-Markdown's toc)
+    both make it: lower case, every character but word characters and ``-`` dropped."""
+    return re.sub(r"[^\w-]", "", name.lower())
 
 
 def render_reference(

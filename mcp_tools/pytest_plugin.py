@@ -1,0 +1,43 @@
+"""pytest plugin (entry point ``pytest11``): fixtures for testing a project's MCP tools.
+
+Loaded automatically once the toolkit is installed (or with ``-p mcp_tools.pytest_plugin``);
+needs pytest-django. Fixtures:
+
+- ``mcp_client_for``: ``mcp_client_for(user=…, tenant=…)`` (or ``membership=…``,
+  ``token=…``; ``era=…``) → an ``mcp_tools.test.MCPClient``. Asks for ``transactional_db``:
+  tools run in worker threads with their own database connections.
+- ``mcp_era``: each protocol era in turn (``"2025-11-25"``, ``"2026-07-28"``); a test that
+  takes it runs once per era.
+
+The assertions every project should pin are plain functions of ``mcp_tools.test``:
+``assert_tool_invisible``, ``assert_tenant_isolated``, ``assert_replays_once``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+# The plugin is imported when pytest starts, before pytest-django sets Django up: nothing
+# here may import Django models at module level, so mcp_tools.test is imported in the fixtures.
+ERAS = ("2025-11-25", "2026-07-28")
+
+
+@pytest.fixture
+def mcp_client_for(transactional_db: Any) -> Callable[..., Any]:
+    """``mcp_client_for(user=…, tenant=…, era=…)`` → an in-process ``MCPClient``."""
+    from mcp_tools.test import MCPClient
+
+    def make(**kwargs: Any) -> MCPClient:
+        return MCPClient(**kwargs)
+
+    return make
+
+
+@pytest.fixture(params=ERAS)
+def mcp_era(request: pytest.FixtureRequest) -> str:
+    """Each protocol era in turn."""
+    era: str = request.param
+    return era
