@@ -11,7 +11,7 @@ import base64
 import functools
 import hashlib
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -28,6 +28,7 @@ from mcp_tools import _jsonrpc
 from mcp_tools.exceptions import UnknownSurfaceError
 from mcp_tools.factories import FactoryRegistry, ToolFactorySpec, default_factories
 from mcp_tools.features import FeatureSurface, build_features
+from mcp_tools.icons import check_icons
 from mcp_tools.listing import CACHE_SCOPE, LIST_TTL_MS, modern_envelope
 from mcp_tools.prompts import PromptRegistry, default_prompts
 from mcp_tools.raw import RawRegistry, RawToolSpec, default_raw_tools, served_raw_tools
@@ -162,6 +163,7 @@ def build_catalogue(
     prompts: PromptRegistry | None = None,
     raw: RawRegistry | None = None,
     factories: FactoryRegistry | None = None,
+    server_icons: Sequence[Mapping[str, Any]] | None = None,
 ) -> Catalogue:
     """Build every role's surface from ``registry``.
 
@@ -199,7 +201,10 @@ def build_catalogue(
             + [[f.name, f.policy.name, "factory"] for f in factory_specs]
         )
     ).hexdigest()
-    server_info = {"name": server_name, "version": server_version}
+    server_info: dict[str, Any] = {"name": server_name, "version": server_version}
+    icons = check_icons("MCP_TOOLS_SERVER_ICONS", server_icons)
+    if icons:
+        server_info["icons"] = [dict(icon) for icon in icons]
 
     surfaces: dict[Role, Surface] = {}
     for role in active_roles():
@@ -328,6 +333,7 @@ def prepare(registry: Registry) -> Catalogue:
         server_name=server_name,
         server_version=server_version,
         instructions=conf.get("INSTRUCTIONS"),
+        server_icons=conf.get("SERVER_ICONS"),
     )
     _active[:] = [catalogue]
     return catalogue
