@@ -194,7 +194,9 @@ class ToolSpec:
     def a2a_skill(self) -> bool:
         """Projected as an A2A skill (when ``a2a_tools`` is installed): not opted out, and
         needing no MCP client capability (sampling, elicitation, …) an A2A client cannot have."""
-        return self.a2a and not self.required_client_capabilities
+        # A has_perm policy asks the user's permissions, which the A2A route does not load:
+        # such a tool stays MCP only (fail-closed).
+        return self.a2a and not self.required_client_capabilities and not self.policy.per_user
 
     @property
     def operation_key(self) -> str:
