@@ -100,6 +100,8 @@ def drf_tool(
     destructive: bool | None = None,
     icons: Sequence[Mapping[str, Any]] | None = None,
     serializer_class: type[Any] | None = None,
+    query_serializer: type[Any] | None = None,
+    output_serializer: type[Any] | None = None,
     registry: Registry | None = None,
 ) -> ToolSpec:
     """Register one action of a DRF view as the tool ``name``; returns its ``ToolSpec``.
@@ -109,8 +111,12 @@ def drf_tool(
     ``route`` names the URL pattern (``"product-list"``); by default the URLconf is searched for
     the pattern serving ``view_class`` and ``action``. ``serializer_class`` stands in for the
     view's ``get_serializer_class()`` when that needs a request to answer (the schema only: the
-    call runs the view's own). ``policy`` hides the tool from roles as ``@tool``'s does; the
-    view's permission classes still decide every call.
+    call runs the view's own). An ``APIView`` that validates its query string with a serializer
+    of its own names it as ``query_serializer`` (its fields become the tool's arguments), and
+    one that answers with a serializer it builds in the handler names that as
+    ``output_serializer`` (the output schema; default: ``serializer_class``). ``policy`` hides
+    the tool from roles as ``@tool``'s does; the view's permission classes still decide every
+    call.
 
     Raises:
         ImproperlyConfigured: the action, the name or the view's schema cannot be served.
@@ -118,7 +124,15 @@ def drf_tool(
     where = f"MCP drf tool {name!r} ({view_class.__module__}.{view_class.__qualname__})"
     if not isinstance(name, str) or not TOOL_NAME_RE.fullmatch(name):
         raise ImproperlyConfigured(f"{where}: the name must match ^[A-Za-z0-9._-]{{1,128}}$")
-    view = _DrfView(where, view_class, action, route=route, serializer_class=serializer_class)
+    view = _DrfView(
+        where,
+        view_class,
+        action,
+        route=route,
+        serializer_class=serializer_class,
+        query_serializer=query_serializer,
+        output_serializer=output_serializer,
+    )
     spec = view.spec(
         name=name,
         description=description,
@@ -142,6 +156,8 @@ class _DrfView:
         *,
         route: str | None,
         serializer_class: type[Any] | None,
+        query_serializer: type[Any] | None = None,
+        output_serializer: type[Any] | None = None,
     ) -> None:
         from rest_framework.views import APIView
         from rest_framework.viewsets import ViewSetMixin
@@ -172,6 +188,8 @@ class _DrfView:
         self.view_func = self._view_func()
         probe = self._probe()
         self.serializer_class = serializer_class or self._serializer_class(probe)
+        self.query_serializer = query_serializer
+        self.output_serializer = output_serializer or self.serializer_class
         self.lookup = self._lookup(probe) if self.detail else None
 
     # --- registration ----------------------------------------------------------------------
@@ -282,7 +300,7 @@ class _DrfView:
             fn=call,
             read_only=self.read_only,
             mirrors=(),
-            mirrors_no_route="a drf tool runs the view itself",
+            mirrors_no_route="a drf_tool runs the REST view itself",
             description=text,
             title=title,
             policy=policy,
@@ -316,6 +334,14 @@ class _DrfView:
                     continue
                 fields[name] = _parameter_field(parameter)
                 query.append(name)
+            if self.query_serializer is not None:
+                for field_name, field in self.query_serializer().fields.items():
+                    if field.read_only or field_name in fields:
+                        continue
+                    annotation, info = _input_type(field)
+                    default = ... if field.required else None
+                    fields[field_name] = (annotation, Field(default=default, **info))
+                    query.append(field_name)
         if self.method in ("post", "put", "patch") and self.serializer_class is not None:
             partial = self.method == "patch"
             for field_name, field in self.serializer_class().fields.items():
@@ -345,8 +371,8 @@ class _DrfView:
 
     def _output_schema(self) -> dict[str, Any]:
         item: dict[str, Any] = {}
-        if self.serializer_class is not None:
-            item = _output_object(self.serializer_class())
+        if self.output_serializer is not None:
+            item = _output_object(self.output_serializer())
         schema: dict[str, Any]
         if self.action == "list" or (not self.is_viewset and self.read_only and self._paged()):
             items = {"type": "array", "items": item}
