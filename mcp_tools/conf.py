@@ -51,6 +51,9 @@ DEFAULTS: dict[str, Any] = {
     # version, or "0.0.0". A generic name left standing is system check mcp_tools.W002.
     "SERVER_NAME": None,
     "SERVER_VERSION": None,
+    # serverInfo.icons: [{"src": "https://…/logo.png", "mimeType": "image/png", "sizes": [...],
+    # "theme": "light"}] (mcp_tools.icons checks them when the catalogue is built).
+    "SERVER_ICONS": None,
     "INSTRUCTIONS": None,
     # mcp_tools.asgi: threads serving requests' synchronous middleware (one per request).
     "REQUEST_THREADS": 32,

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import types
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal, TypeVar
 
@@ -30,6 +30,7 @@ from pydantic.alias_generators import to_camel
 
 from mcp_tools import _definitions as d
 from mcp_tools import _jsonrpc
+from mcp_tools.icons import check_icons
 from mcp_tools.registry import _model_name
 from tenancy import AUTHENTICATED, Policy
 
@@ -78,6 +79,7 @@ class PromptSpec:
     args_model: type[BaseModel]
     result_kind: Literal["text", "messages"]
     completers: Mapping[str, d.Completer] = field(default_factory=dict)  # wire name → fn
+    icons: tuple[dict[str, Any], ...] = ()
 
     @property
     def qualname(self) -> str:
@@ -89,6 +91,8 @@ class PromptSpec:
             definition["title"] = self.title
         if self.arguments:
             definition["arguments"] = [a.wire_definition() for a in self.arguments]
+        if self.icons:
+            definition["icons"] = [dict(icon) for icon in self.icons]
         return definition
 
     def validate(self, arguments: Mapping[str, Any]) -> BaseModel | list[dict[str, str]]:
@@ -148,6 +152,7 @@ class PromptRegistry:
         description: str | None = None,
         policy: Policy = AUTHENTICATED,
         complete: Mapping[str, d.Completer] | None = None,
+        icons: Sequence[Mapping[str, Any]] | None = None,
     ) -> Callable[[F], F]:
         """Register the decorated function as a prompt; returns it unchanged.
 
@@ -224,6 +229,7 @@ class PromptRegistry:
                 args_model=args_model,
                 result_kind=result_kind,
                 completers=completers,
+                icons=check_icons(f"MCP {KIND} {where}", icons),
             )
             existing = self._prompts.get(name)
             if existing is not None and existing.qualname != spec.qualname:

@@ -14,7 +14,7 @@ import types
 import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final, Literal, TypeVar, get_args, get_origin
+from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar, get_args, get_origin
 
 from django.core.exceptions import ImproperlyConfigured
 from mcp.shared.inbound import find_invalid_x_mcp_header, x_mcp_header_map
@@ -24,7 +24,11 @@ from pydantic_core import PydanticCustomError
 
 from idempotency import KEY_PATTERN, key_problem, max_key_length
 from mcp_tools.context import CallContext
+from mcp_tools.icons import check_icons
 from tenancy import AUTHENTICATED, ActorContext, Policy, RowScope, TenantContext
+
+if TYPE_CHECKING:
+    from idempotency import IdempotencyScope
 
 F = TypeVar("F", bound=Callable[..., Any])
 
@@ -162,6 +166,11 @@ class ToolSpec:
     # The tool's own stable error codes, each with when it is answered (the reference lists
     # them; the framework's own codes are added by ``error_codes``).
     errors: tuple[tuple[str, str], ...] = ()
+    # ``Icon`` objects for tools/list (both eras): src, and optionally mimeType, sizes, theme.
+    icons: tuple[dict[str, Any], ...] = ()
+    # A write whose idempotent unit is not the tool's own (``mcp_tools.drf``: the HTTP
+    # adapter's key space of the view's route); ``None``: the tool's ``mcp:tool:<name>``.
+    write_unit: WriteUnit | None = None
 
     def error_codes(self) -> tuple[tuple[str, str], ...]:
         """Every code a call of this tool can answer with: the framework's, then its own."""
@@ -185,7 +194,9 @@ class ToolSpec:
     def a2a_skill(self) -> bool:
         """Projected as an A2A skill (when ``a2a_tools`` is installed): not opted out, and
         needing no MCP client capability (sampling, elicitation, …) an A2A client cannot have."""
-        return self.a2a and not self.required_client_capabilities
+        # A has_perm policy asks the user's permissions, which the A2A route does not load:
+        # such a tool stays MCP only (fail-closed).
+        return self.a2a and not self.required_client_capabilities and not self.policy.per_user
 
     @property
     def operation_key(self) -> str:
@@ -212,11 +223,28 @@ class ToolSpec:
             definition["annotations"]["title"] = self.title
         if self.output_schema is not None:
             definition["outputSchema"] = self.output_schema
+        if self.icons:
+            definition["icons"] = [dict(icon) for icon in self.icons]
         if self.task_support != "forbidden":
             # 2025-11-25 reads it; the 2026-07-28 sieve drops it (the tasks extension decides
             # per call instead).
             definition["execution"] = {"taskSupport": self.task_support}
         return definition
+
+
+class WriteUnit(Protocol):
+    """How a write tool shares another adapter's idempotent unit (``mcp_tools.drf``).
+
+    ``scope`` names the claim (the other adapter's operation and caller keys, so one key used
+    over both shares one execution); ``published`` turns the tool's return value into what the
+    unit stores, ``structured`` a stored value (either adapter's) into the tool's result.
+    """
+
+    def scope(self, ctx: CallContext, validated: BaseModel) -> IdempotencyScope: ...
+
+    def published(self, value: Any) -> Any: ...
+
+    def structured(self, stored: Any) -> dict[str, Any]: ...
 
 
 def _fail(where: str, problem: str) -> ImproperlyConfigured:
@@ -346,6 +374,7 @@ def build_spec(
     requires_client_capabilities: Sequence[str] = (),
     errors: Mapping[str, str] | None = None,
     a2a: bool = True,
+    icons: Sequence[Mapping[str, Any]] | None = None,
 ) -> ToolSpec:
     """Check ``fn`` against every registration rule and prepare its schemas.
 
@@ -516,6 +545,7 @@ def build_spec(
         required_client_capabilities=_capabilities(where, requires_client_capabilities),
         errors=declared,
         a2a=_flag(where, "a2a", a2a),
+        icons=check_icons(f"MCP tool {where}", icons),
     )
 
 
@@ -554,6 +584,7 @@ class Registry:
         requires_client_capabilities: Sequence[str] = (),
         errors: Mapping[str, str] | None = None,
         a2a: bool = True,
+        icons: Sequence[Mapping[str, Any]] | None = None,
     ) -> Callable[[F], F]:
         """Register the decorated function as an MCP tool; returns it unchanged.
 
@@ -570,6 +601,8 @@ class Registry:
         them with the framework's own).
         ``a2a=False`` keeps the tool off the A2A skill projection (``a2a_tools``); it stays an
         MCP tool.
+        ``icons`` (``[{"src": "https://…/x.png", "mimeType": "image/png", "sizes": ["48x48"],
+        "theme": "light"}]``) are listed with the tool in both eras.
 
         Raises:
             TypeError: used bare (``@tool`` without arguments).
@@ -593,6 +626,7 @@ class Registry:
                 requires_client_capabilities=requires_client_capabilities,
                 errors=errors,
                 a2a=a2a,
+                icons=icons,
             )
             self.add(spec)
             return func

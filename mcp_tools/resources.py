@@ -23,7 +23,7 @@ from __future__ import annotations
 import base64
 import re
 import typing
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Final, Literal, TypeVar
 
@@ -31,6 +31,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 
 from mcp_tools import _definitions as d
 from mcp_tools import _jsonrpc, uritemplate
+from mcp_tools.icons import check_icons
 from mcp_tools.registry import _model_name
 from tenancy import AUTHENTICATED, Policy
 
@@ -67,6 +68,8 @@ def _wire(address: dict[str, Any], spec: ResourceSpec | ResourceTemplateSpec) ->
         definition["title"] = spec.title
     if spec.mime_type:
         definition["mimeType"] = spec.mime_type
+    if spec.icons:
+        definition["icons"] = [dict(icon) for icon in spec.icons]
     return definition
 
 
@@ -82,6 +85,7 @@ class ResourceSpec:
     policy: Policy
     fn: Callable[..., Any]
     body_kind: BodyKind
+    icons: tuple[dict[str, Any], ...] = ()
 
     @property
     def qualname(self) -> str:
@@ -106,6 +110,7 @@ class ResourceTemplateSpec:
     body_kind: BodyKind
     args_model: type[BaseModel]
     completers: Mapping[str, d.Completer] = field(default_factory=dict)
+    icons: tuple[dict[str, Any], ...] = ()
 
     @property
     def qualname(self) -> str:
@@ -165,6 +170,7 @@ class ResourceRegistry:
         description: str | None = None,
         mime_type: str | None = None,
         policy: Policy = AUTHENTICATED,
+        icons: Sequence[Mapping[str, Any]] | None = None,
     ) -> Callable[[F], F]:
         """Register a concrete resource at ``uri``; returns the function unchanged.
 
@@ -195,6 +201,7 @@ class ResourceRegistry:
                 policy=policy,
                 fn=func,
                 body_kind=kind,
+                icons=check_icons(f"MCP {KIND} {where}", icons),
             )
             existing = self._resources.get(uri)
             if existing is not None and existing.qualname != spec.qualname:
@@ -215,6 +222,7 @@ class ResourceRegistry:
         mime_type: str | None = None,
         policy: Policy = AUTHENTICATED,
         complete: Mapping[str, d.Completer] | None = None,
+        icons: Sequence[Mapping[str, Any]] | None = None,
     ) -> Callable[[F], F]:
         """Register a resource template (RFC 6570); returns the function unchanged.
 
@@ -273,6 +281,7 @@ class ResourceRegistry:
                 body_kind=kind,
                 args_model=args_model,
                 completers=d.check_completers(KIND, where, complete, set(names)),
+                icons=check_icons(f"MCP {KIND} {where}", icons),
             )
             existing = self._templates.get(uri_template)
             if existing is not None and existing.qualname != spec.qualname:

@@ -12,7 +12,7 @@ import copy
 import functools
 import hashlib
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from types import MappingProxyType
@@ -29,12 +29,13 @@ from mcp_tools import _jsonrpc
 from mcp_tools.exceptions import UnknownSurfaceError
 from mcp_tools.factories import FactoryRegistry, ToolFactorySpec, default_factories
 from mcp_tools.features import FeatureSurface, build_features
+from mcp_tools.icons import check_icons
 from mcp_tools.listing import CACHE_SCOPE, LIST_TTL_MS, modern_envelope
 from mcp_tools.prompts import PromptRegistry, default_prompts
 from mcp_tools.raw import RawRegistry, RawToolSpec, default_raw_tools, served_raw_tools
 from mcp_tools.registry import Registry, ToolSpec
 from mcp_tools.resources import ResourceRegistry, default_resources
-from tenancy import Role, active_roles, evaluate
+from tenancy import Role, active_roles, evaluate_role
 
 TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
 
@@ -44,7 +45,8 @@ CURSOR_PREFIX: Final = "mcpc1."
 
 
 def _admits(actor: Any, policy: Any) -> bool:
-    return evaluate(policy, actor)
+    # The role half only: a per-user policy (has_perm) is asked again per request.
+    return evaluate_role(policy, actor)
 
 
 def _probe_actor(role: Role) -> Any:
@@ -99,6 +101,8 @@ class Catalogue:
     server_info: Mapping[str, Any]
     # Tools that may hand their work to a task (the tasks projections are served when any).
     tasks_enabled: bool = False
+    # Some policy asks the user's Django permissions (has_perm): they are loaded per request.
+    per_user: bool = False
 
     def surface_for(self, key: object) -> Surface:
         """The surface for ``key``.
@@ -168,6 +172,7 @@ def build_catalogue(
     prompts: PromptRegistry | None = None,
     raw: RawRegistry | None = None,
     factories: FactoryRegistry | None = None,
+    server_icons: Sequence[Mapping[str, Any]] | None = None,
 ) -> Catalogue:
     """Build every role's surface from ``registry``.
 
@@ -205,14 +210,20 @@ def build_catalogue(
             + [[f.name, f.policy.name, "factory"] for f in factory_specs]
         )
     ).hexdigest()
-    server_info = {"name": server_name, "version": server_version}
+    server_info: dict[str, Any] = {"name": server_name, "version": server_version}
+    icons = check_icons("MCP_TOOLS_SERVER_ICONS", server_icons)
+    if icons:
+        server_info["icons"] = [dict(icon) for icon in icons]
 
     surfaces: dict[Role, Surface] = {}
     for role in active_roles():
         actor = _probe_actor(role)
         # The same decision function the REST permission classes call.
-        admitted = [spec for spec in specs if evaluate(spec.policy, actor)]
-        admitted_factories = [f for f in factory_specs if evaluate(f.policy, actor)]
+        admitted = [spec for spec in specs if evaluate_role(spec.policy, actor)]
+        admitted_factories = [f for f in factory_specs if evaluate_role(f.policy, actor)]
+        # Tools whose policy also asks the user (has_perm): their pages are completed per
+        # request, like a factory's, leaving out what this user may not use.
+        gated = {spec.name for spec in admitted if spec.policy.per_user}
         names = sorted([s.name for s in admitted] + [r.name for r in raw_specs])
         names = sorted(names + [f.name for f in admitted_factories])
         # Bound to the page size too: a cursor from another paging must not land mid-list.
@@ -234,7 +245,7 @@ def build_catalogue(
                     result = modern_envelope(
                         {**result, "ttlMs": LIST_TTL_MS, "cacheScope": CACHE_SCOPE}, server_info
                     )
-                if any(definitions[name] is None for name in chunk):
+                if any(definitions[name] is None or name in gated for name in chunk):
                     # A factory's definition is built per request: keep the page as a
                     # template, the factory's name where its definition goes.
                     result["tools"] = [definitions[name] or name for name in chunk]
@@ -317,6 +328,16 @@ def build_catalogue(
         discover_result=discover_result,
         server_info=MappingProxyType(server_info),
         tasks_enabled=tasks_enabled,
+        per_user=any(
+            policy.per_user
+            for policy in [
+                *(spec.policy for spec in specs),
+                *(f.policy for f in factory_specs),
+                *(r.policy for r in resources.resources()),
+                *(t.policy for t in resources.templates()),
+                *(p.policy for p in prompts.specs()),
+            ]
+        ),
     )
 
 
@@ -334,6 +355,7 @@ def prepare(registry: Registry) -> Catalogue:
         server_name=server_name,
         server_version=server_version,
         instructions=conf.get("INSTRUCTIONS"),
+        server_icons=conf.get("SERVER_ICONS"),
     )
     _active[:] = [catalogue]
     return catalogue

@@ -33,6 +33,9 @@ from tenancy.roles import (
     active_roles,
     effective_role,
     evaluate,
+    evaluate_role,
+    has_perm,
+    load_permissions,
 )
 
 __all__ = [
@@ -57,8 +60,11 @@ __all__ = [
     "claims_authorization",
     "effective_role",
     "evaluate",
+    "evaluate_role",
     "handles_own_transactions",
+    "has_perm",
     "ignores_ambient_credentials",
+    "load_permissions",
     "rate_limited",
     "renders_authentication_failure",
 ]

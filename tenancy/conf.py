@@ -34,6 +34,9 @@ DEFAULTS: dict[str, Any] = {
     "ROW_NOUN": "row",
     # Dotted path to a tenancy.RoleSet; None → tenancy.roles.DEFAULT_ROLES.
     "ROLES": None,
+    # True: a member's Django groups named like a declared role (or its stored string) raise
+    # the membership's role to the highest of them, in every tenant the user belongs to.
+    "ROLES_FROM_GROUPS": False,
     # Dotted path to ``resolve(*, tenant, actor) -> (unrestricted, row_ids)``; None → every
     # actor is unrestricted.
     "ROW_SCOPE_RESOLVER": None,

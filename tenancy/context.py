@@ -68,6 +68,7 @@ class ActorContext:
         "scopes",
         "is_system",
         "label",
+        "permissions",
     )
 
     def __init__(self) -> None:
@@ -84,6 +85,8 @@ class ActorContext:
         self.scopes: frozenset[str] | None = None
         self.is_system = False
         self.label = ""
+        # The user's Django permissions, once a has_perm policy asked (tenancy.roles).
+        self.permissions: frozenset[str] | None = None
 
     @property
     def is_resolved(self) -> bool:

@@ -10,7 +10,7 @@ from django.db.models import F
 from django.utils import timezone
 
 from tenancy import conf
-from tenancy.roles import Role, effective_role
+from tenancy.roles import DENIED, Role, effective_role, group_roles
 
 
 class TenantForeignKey(models.ForeignKey):
@@ -112,7 +112,12 @@ class AbstractMembership(models.Model):
 
     @property
     def effective_role(self) -> Role:
-        return effective_role(self.get_roles())
+        """The stored roles' effective role, raised by the user's groups when
+        ``TENANCY_ROLES_FROM_GROUPS`` (a group named like a role grants it; never lowers)."""
+        role = effective_role(self.get_roles())
+        if role is DENIED or not conf.get("ROLES_FROM_GROUPS"):
+            return role
+        return max([role, *group_roles(self.get_user())], key=lambda found: found.rank)
 
     @classmethod
     def epoch_fields(cls) -> list[models.Field[Any, Any]]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -132,6 +132,20 @@ def active_roles() -> RoleSet:
     return _load(conf.get("ROLES"))
 
 
+def group_roles(user: Any) -> list[Role]:
+    """The declared roles named by ``user``'s Django groups (by name or stored string)."""
+    groups = getattr(user, "groups", None)
+    if groups is None:
+        return []
+    declared = active_roles()
+    found = []
+    for name in groups.values_list("name", flat=True):
+        role = declared.by_stored(name) or (declared[name] if name in declared else None)
+        if role is not None:
+            found.append(role)
+    return found
+
+
 def effective_role(stored: Iterable[str]) -> Role:
     """The effective role of a membership storing ``stored``, under the active role set."""
     return active_roles().effective(stored)
@@ -152,36 +166,98 @@ _declared_policies: list[Policy] = []
 
 
 class Policy:
-    """A named set of admitted role names (``EVERY_ROLE`` for all declared roles).
+    """A named set of admitted role names (``EVERY_ROLE`` for all declared roles), and
+    optionally Django permissions the member's user must hold too (``has_perm``).
 
     Role names are checked against the active ``RoleSet`` by system check ``tenancy.E004``,
     so a policy naming a role the project does not declare fails ``manage.py check``.
     """
 
-    __slots__ = ("name", "admits")
+    __slots__ = ("name", "admits", "perms")
 
-    def __init__(self, name: str, admits: Iterable[str] | _Everyone) -> None:
+    def __init__(
+        self, name: str, admits: Iterable[str] | _Everyone, *, perms: Iterable[str] = ()
+    ) -> None:
         self.name = name
         self.admits: frozenset[str] | _Everyone = (
             admits if isinstance(admits, _Everyone) else frozenset(admits)
         )
+        self.perms: frozenset[str] = frozenset(perms)
         _declared_policies.append(self)
 
     def __repr__(self) -> str:
-        return f"<Policy {self.name}: {self.admits!r}>"
+        perms = f" with {sorted(self.perms)}" if self.perms else ""
+        return f"<Policy {self.name}: {self.admits!r}{perms}>"
 
     def __eq__(self, other: object) -> bool:
-        return isinstance(other, Policy) and (self.name, self.admits) == (other.name, other.admits)
+        return isinstance(other, Policy) and (self.name, self.admits, self.perms) == (
+            other.name,
+            other.admits,
+            other.perms,
+        )
 
     def __hash__(self) -> int:
-        return hash((self.name, self.admits))
+        return hash((self.name, self.admits, self.perms))
+
+    @property
+    def per_user(self) -> bool:
+        """The decision depends on the user, not only on the role (Django permissions)."""
+        return bool(self.perms)
 
     def allows_role(self, role: Role) -> bool:
         return role is not DENIED and role.name in self.admits
 
+    def allows_actor(self, actor: ActorContext) -> bool:
+        """The user half: every permission of ``perms`` is the actor's (always True without)."""
+        if not self.perms:
+            return True
+        return self.perms <= load_permissions(actor)
+
+    def allows_object(self, actor: ActorContext, obj: object) -> bool:
+        """``perms`` on ``obj`` through the authentication backends (object permissions, e.g.
+        django-guardian); the role half is not asked (``evaluate`` first)."""
+        has_perms = getattr(actor.user, "has_perms", None)
+        return callable(has_perms) and bool(has_perms(sorted(self.perms), obj))
+
     def admitted(self) -> tuple[Role, ...]:
-        """The declared roles this policy admits, lowest reach first."""
+        """The declared roles this policy admits, lowest reach first (by role alone)."""
         return tuple(role for role in active_roles() if self.allows_role(role))
+
+
+def has_perm(
+    *perms: str, name: str | None = None, roles: Iterable[str] | _Everyone | None = None
+) -> Policy:
+    """A policy admitting members whose user holds every Django permission of ``perms``
+    (``"app_label.codename"``, as ``user.has_perms`` reads them: model, group and every
+    authentication backend's global permissions; a superuser holds them all), in ``roles``
+    (every declared role by default).
+
+    Discovery filters ``tools/list`` by it and every call asks it again (``evaluate``).
+
+    Raises:
+        ImproperlyConfigured: no permission, or one not spelled ``app_label.codename``.
+    """
+    if not perms or not all(
+        isinstance(p, str) and p.count(".") == 1 and all(p.split(".")) for p in perms
+    ):
+        raise ImproperlyConfigured(
+            f"has_perm needs permissions spelled 'app_label.codename', got {perms!r}"
+        )
+    label = name or "HasPerm(" + ",".join(sorted(perms)) + ")"
+    return Policy(label, EVERY_ROLE if roles is None else roles, perms=perms)
+
+
+def load_permissions(actor: ActorContext) -> frozenset[str]:
+    """The actor's Django permissions, read once per request (the actor is per request).
+
+    Synchronous (it may query the database): an async caller loads them first
+    (``sync_to_async(load_permissions)(actor)``); ``mcp_tools`` does so per request when a
+    policy needs them.
+    """
+    if actor.permissions is None:
+        getter = getattr(actor.user, "get_all_permissions", None)
+        actor.permissions = frozenset(getter()) if callable(getter) else frozenset()
+    return actor.permissions
 
 
 AUTHENTICATED: Final = Policy("Authenticated", EVERY_ROLE)
@@ -195,7 +271,13 @@ def evaluate(policy: Policy, actor: ActorContext) -> bool:
     """The one authorization decision shared by the REST routes and the MCP tools.
 
     A system actor is never admitted over a network channel; an unresolved actor never is.
+    A ``has_perm`` policy also asks the actor's Django permissions (``load_permissions``).
     """
+    return evaluate_role(policy, actor) and policy.allows_actor(actor)
+
+
+def evaluate_role(policy: Policy, actor: ActorContext) -> bool:
+    """The role half of ``evaluate``: what a prepared per-role surface can decide alone."""
     if not actor.is_resolved or actor.is_system:
         return False
     return policy.allows_role(actor.role)

@@ -14,6 +14,7 @@ from typing import Annotated, Literal
 from pydantic import BaseModel, ConfigDict, Field
 
 from cluck.api.base import decode_cursor
+from cluck.api.production import StockSummaryApi, StockSummaryOutputSerializer
 from cluck.caller import Caller
 from cluck.mcp._shared import (
     BAD_CURSOR,
@@ -37,6 +38,7 @@ from cluck.selectors import grades as grade_selectors
 from cluck.selectors import stock as stock_selectors
 from cluck.services import daily_entries as entry_services
 from mcp_tools import CallContext, ToolError, tool
+from mcp_tools.drf import drf_tool
 
 # --- flocks ----------------------------------------------------------------------------------
 
@@ -200,6 +202,25 @@ def read_stock(ctx: CallContext, *, as_of_date: dt.date | None = None) -> StockR
         ],
         complete=summary.complete,
     )
+
+
+# The REST view itself, published as a tool next to the hand-written one above: its arguments
+# and answer are the route's (``asOfDate``, ``items``), run through the view's own permission
+# classes and query validation. cluck_read_stock stays the model-facing tool (its reply names
+# the unit and the tenant-local date in the words the other tools use); this one is for a
+# client that wants exactly what GET /api/v1/stock/ answers (docs/add-your-own-tool.md).
+drf_tool(
+    StockSummaryApi,
+    "get",
+    name="cluck_stock_summary",
+    title="Stock summary (REST view)",
+    description=(
+        "Exactly what GET /api/v1/stock/ answers: eggs in stock per grade (available and "
+        "restricted) as of asOfDate (default: the farm's today)."
+    ),
+    query_serializer=StockSummaryApi.InputSerializer,
+    output_serializer=StockSummaryOutputSerializer,
+)
 
 
 # --- daily entries ---------------------------------------------------------------------------

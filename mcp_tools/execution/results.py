@@ -71,6 +71,8 @@ def internal_error_result(spec: ToolSpec, request_id: str) -> dict[str, Any]:
 
 
 def _invoke(spec: ToolSpec, ctx: CallContext, validated: BaseModel) -> Any:
+    if spec.write_unit is not None:
+        return spec.fn(ctx, validated)  # the unit's own tool reads the arguments it needs
     if spec.call_style == "model":
         assert spec.user_model is not None
         if spec.read_only:
@@ -135,7 +137,13 @@ def run_write(spec: ToolSpec, ctx: CallContext, validated: BaseModel) -> dict[st
     """
     import idempotency as port
 
-    scope = writes.scope_for(spec, ctx, validated)
+    unit = spec.write_unit
+    try:
+        scope = (
+            writes.scope_for(spec, ctx, validated) if unit is None else unit.scope(ctx, validated)
+        )
+    except ToolError as refused:  # a shared unit's authorization, before any claim or replay
+        return error_result(refused.code, refused.message, refused.data)
 
     def work() -> Any:
         try:
@@ -145,7 +153,7 @@ def run_write(spec: ToolSpec, ctx: CallContext, validated: BaseModel) -> dict[st
             if failure is None:
                 raise
             return port.Failure(failure)
-        return port.Success(_structured(spec, value))
+        return port.Success(_structured(spec, value) if unit is None else unit.published(value))
 
     try:
         outcome = port.IdempotentUnit().run(scope, work)
@@ -157,9 +165,12 @@ def run_write(spec: ToolSpec, ctx: CallContext, validated: BaseModel) -> dict[st
     if isinstance(outcome, port.Executed):
         if isinstance(outcome.result, port.Failure):
             return failure_result(outcome.result.error)
-        return structured_result({**outcome.result.result, REPLAYED_FIELD: False})
+        published = outcome.result.result
+        payload = published if unit is None else unit.structured(published)
+        return structured_result({**payload, REPLAYED_FIELD: False})
     if isinstance(outcome, port.Replayed):
-        return structured_result({**outcome.result, REPLAYED_FIELD: True})
+        payload = outcome.result if unit is None else unit.structured(outcome.result)
+        return structured_result({**payload, REPLAYED_FIELD: True})
     if isinstance(outcome, port.KeyConflict):
         return error_result(
             CODE_KEY_REUSED,

@@ -284,6 +284,14 @@ async def _list_page(req: RpcRequest, template: dict[str, Any]) -> Reply:
                 if not evaluate(factory.policy, ctx.actor):
                     continue
                 entry = factory.build(ctx).wire_definition()
+            else:
+                spec = surface.tools.get(entry["name"])
+                if (
+                    spec is not None
+                    and spec.policy.per_user
+                    and not evaluate(spec.policy, ctx.actor)
+                ):
+                    continue  # a has_perm policy this user does not meet
             tools.append(entry)
         page = {**template, "tools": tools}
         return wire_methods.serialize_server_result("tools/list", req.era.version, page)

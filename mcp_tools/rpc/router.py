@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from contextlib import ExitStack
 from typing import TYPE_CHECKING, Any
 
+from asgiref.sync import sync_to_async
 from django.http import HttpRequest
 from mcp_types import methods as wire_methods
 from mcp_types.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND
@@ -26,6 +27,7 @@ from mcp_tools.exchange import Exchange
 from mcp_tools.rpc.replies import Reply, error, render
 from mcp_tools.rpc.request import RpcRequest
 from mcp_tools.streaming import StreamReply
+from tenancy import load_permissions
 
 if TYPE_CHECKING:
     from mcp_tools.eras import Era
@@ -75,6 +77,10 @@ async def serve(
                 None, FORBIDDEN, "Forbidden: no tools are available to this role"
             )
             return Reply(403, body)
+        if catalogue.per_user:
+            # A has_perm policy: the user's permissions, read once for this request in a
+            # thread (they may need the database), before any policy asks for them.
+            await sync_to_async(load_permissions)(ctx.actor)
         req = RpcRequest(
             message=message,
             era=era,

@@ -443,6 +443,7 @@ def test_a_hillside_token_reads_nothing_of_sunrise_through_any_tool(demo: dict[s
         ("cluck_list_flocks", {}),
         ("cluck_list_egg_grades", {}),
         ("cluck_read_stock", {}),
+        ("cluck_stock_summary", {}),
         ("cluck_list_daily_entries", {}),
         ("cluck_list_customers", {}),
         ("cluck_list_orders", {}),

@@ -222,6 +222,7 @@ TOOL_CALLS: dict[str, Callable[[World], list[dict[str, Any]]]] = {
     "cluck_list_flocks": lambda w: [{}],
     "cluck_list_egg_grades": lambda w: [{}],
     "cluck_read_stock": lambda w: [{}],
+    "cluck_stock_summary": lambda w: [{}],
     "cluck_list_daily_entries": lambda w: [{}],
     "cluck_list_customers": lambda w: [{}],
     "cluck_list_orders": lambda w: [{}, {"orderId": w.confirmed_order.pk}],

@@ -107,7 +107,7 @@ def test_the_system_check_reports_an_unknown_mirror(settings):
 
 @mutation(
     "mcp_tools/surfaces.py",
-    find="admitted = [spec for spec in specs if evaluate(spec.policy, actor)]",
+    find="admitted = [spec for spec in specs if evaluate_role(spec.policy, actor)]",
     replace="admitted = list(specs)",
 )
 @pytest.mark.django_db
