@@ -66,7 +66,7 @@ from a2a_tools.skills import (
     SkillSurface,
 )
 from a2a_tools.tasks import InvalidCursorError, TaskOwner, TaskStore, task_store
-from mcp_tools import _jsonrpc, execution
+from mcp_tools import _jsonrpc, audit, execution, observability, switches
 from mcp_tools import tasks as mcp_tasks
 from mcp_tools.context import CallContext
 from mcp_tools.registry import IDEMPOTENCY_KEY_ALIAS, ToolSpec
@@ -116,6 +116,9 @@ class Dispatcher:
         # The task SendMessage finished (stored by the view before the reply leaves): the
         # task, its skill, and whether it continues an input-required task.
         self._finished: tuple[dict[str, Any], ToolSpec | None, bool] | None = None
+        self._return_immediately = False
+        # The tenant's switches on this request (mcp_tools.switches; None: nothing narrows).
+        self.switches: switches.Switches | None = None
         # Ids read from the MCP task store in this request (long-running tasks).
         self._long_running: set[str] = set()
 
@@ -274,6 +277,7 @@ class Dispatcher:
                 )
             )
         history_length = requested_history_length(configuration)
+        self._return_immediately = configuration.return_immediately
         turn = await self._turn(message)
         try:
             call = invocation(params["message"])
@@ -282,30 +286,56 @@ class Dispatcher:
             self._finished = (task, None, turn.continues)
             return {"task": shaped(task, history_length=history_length)}
         spec = visible_skill(self.surface, self.ctx, call.skill)
+        if spec is not None and self.switches is not None and not self.switches.admits(spec):
+            spec = (
+                None  # switched off for this tenant: absent, as in tools/list (mcp_tools.switches)
+            )
         if spec is None:
             # Hidden and unknown skills are indistinguishable: absence is not a hint.
             raise invalid(f"Unknown skill: {call.skill}", skill=call.skill)
         arguments = call.arguments
         if not spec.read_only and call.idempotency_key is not None:
             arguments = {**arguments, IDEMPOTENCY_KEY_ALIAS: call.idempotency_key}
+        # One call record (log, metrics, span and, when on, the stored audit row) per skill call.
+        with observability.tool_call(
+            self.ctx,
+            tool=spec.name,
+            known=True,
+            protocol="a2a",
+            method="SendMessage",
+            era="1.0",
+            rpc_id=self.request_id,
+        ) as record:
+            audit.note(record, self.ctx, spec, call.arguments, call.idempotency_key)
+            ran = await self._invoke(spec, arguments, record, turn=turn, call=call)
+            if isinstance(ran, Reply):
+                record.reply(ran)
+                return ran
+        return {"task": shaped(ran, history_length=history_length)}
+
+    async def _invoke(
+        self,
+        spec: ToolSpec,
+        arguments: dict[str, Any],
+        record: observability.ToolCall,
+        *,
+        turn: Turn,
+        call: Invocation,
+    ) -> dict[str, Any] | Reply:
         validated = execution.validate_arguments(spec, arguments)
         long_running = spec.task_support == "required" or (
-            spec.task_support == "optional" and configuration.return_immediately
+            spec.task_support == "optional" and self._return_immediately
         )
         if isinstance(validated, dict):
+            record.result(validated)
             task = task_from_result(validated, turn=turn, call=call)
             self._finished = (task, spec, turn.continues)
-        elif long_running and not turn.continues:
-            ran = await self._run_as_task(spec, validated, arguments, turn=turn, call=call)
-            if isinstance(ran, Reply):
-                return ran
-            task = ran
-        else:
-            ran = await self._run(spec, validated, turn=turn, call=call)
-            if isinstance(ran, Reply):
-                return ran
-            task = ran
-        return {"task": shaped(task, history_length=history_length)}
+            return task
+        if long_running and not turn.continues:
+            return await self._run_as_task(
+                spec, validated, arguments, turn=turn, call=call, record=record
+            )
+        return await self._run(spec, validated, turn=turn, call=call, record=record)
 
     async def _turn(self, message: pb.Message) -> Turn:
         """A new task (its id is the request id, which the logs and an internal error's
@@ -365,12 +395,20 @@ class Dispatcher:
         return None
 
     async def _run(
-        self, spec: ToolSpec, validated: Any, *, turn: Turn, call: Invocation
+        self,
+        spec: ToolSpec,
+        validated: Any,
+        *,
+        turn: Turn,
+        call: Invocation,
+        record: observability.ToolCall,
     ) -> dict[str, Any] | Reply:
         ctx = self.ctx
 
         def work() -> dict[str, Any]:
-            result = execution.run_tool(spec, ctx, validated)
+            refused = switches.refusal(spec, ctx) if switches.limited(spec) else None
+            result = refused or execution.run_tool(spec, ctx, validated)
+            record.result(result)
             return task_from_result(result, turn=turn, call=call)
 
         try:
@@ -388,6 +426,7 @@ class Dispatcher:
         *,
         turn: Turn,
         call: Invocation,
+        record: observability.ToolCall,
     ) -> dict[str, Any] | Reply:
         """Run the skill as an MCP task: the part before ``ctx.continue_as_task()`` within
         this request (an error there is a failed task at once, stored here like any finished
@@ -404,12 +443,14 @@ class Dispatcher:
         except execution.BoundError as exc:
             return bound_reply(self.request_id, exc)
         if handover.result is not None:
+            record.result(handover.result)
             task = task_from_result(handover.result, turn=turn, call=call)
             self._finished = (task, spec, turn.continues)
             return task
         if handover.task is None:
             # Every task slot is taken, as tools/call answers it.
             return bound_reply(self.request_id, execution.overloaded())
+        record.result({"resultType": "task"})
         return task_from_view(handover.task)
 
 

@@ -32,6 +32,7 @@ from a2a_tools.skills import projection
 from idempotency import handles_own_idempotency
 from mcp_tools import _jsonrpc
 from mcp_tools import conf as mcp_conf
+from mcp_tools import switches as mcp_switches
 from mcp_tools.context import CallContext, request_in_flight
 from mcp_tools.exceptions import CallContextRefusedError
 from mcp_tools.middleware import body_cap, jsonrpc_errors
@@ -221,6 +222,7 @@ def a2a_view(request: HttpRequest) -> HttpResponse:
         version = request.headers.get(params.VERSION_HEADER) or request.GET.get(
             params.VERSION_HEADER
         )
+        dispatcher.switches = mcp_switches.resolve(ctx)  # tenant switches (none: no query)
         _release_idle_connections()
         reply = async_to_sync(dispatcher.dispatch)(
             message.request_id, message.method, message.params, version

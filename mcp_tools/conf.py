@@ -82,6 +82,23 @@ DEFAULTS: dict[str, Any] = {
     # Optional fields of the per-call log record: "argument_names", "client", "email".
     # Argument values are never logged.
     "CALL_LOG_EXTRA_FIELDS": [],
+    # --- the operator's kit (docs/operating.md) ---
+    # The stored call audit (mcp_tools.audit): one CallAudit row per tool / skill call, written
+    # by a background thread in batches of up to AUDIT_BATCH_SIZE, after at most
+    # AUDIT_LINGER_SECONDS; a full queue (AUDIT_QUEUE_SIZE rows) drops rows, never waits.
+    "AUDIT": False,
+    "AUDIT_QUEUE_SIZE": 10_000,
+    "AUDIT_BATCH_SIZE": 500,
+    "AUDIT_LINGER_SECONDS": 0.2,
+    # Dotted path to ``callable(ctx) -> Switches | None``: a tenant's (and credential's) allowed
+    # tools per request (mcp_tools.switches); "mcp_tools.switches.stored_switches" reads the
+    # switches tenant admins set over REST. None: no switches.
+    "TENANT_SWITCHES": None,
+    # A tenant's budget of tool calls ("1000/m") over all its members, on the shared counter.
+    "TENANT_RATE": None,
+    # Dotted path to the tenancy Policy admitted to the operator REST views (the tenant's audit,
+    # its switches); None: the highest-ranked role(s) of TENANCY_ROLES.
+    "OPERATOR_POLICY": None,
 }
 
 

@@ -12,14 +12,14 @@ import logging
 import uuid
 from collections.abc import Mapping
 from contextlib import ExitStack
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from django.http import HttpRequest
 from mcp_types import methods as wire_methods
 from mcp_types.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND
 from pydantic import ValidationError
 
-from mcp_tools import _jsonrpc, context, surfaces
+from mcp_tools import _jsonrpc, context, surfaces, switches
 from mcp_tools.codes import FORBIDDEN
 from mcp_tools.exceptions import CallContextRefusedError, UnknownSurfaceError
 from mcp_tools.exchange import Exchange
@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from mcp_tools.eras import Era
 
 logger = logging.getLogger("mcp_tools.views")
+# The methods a tenant's switches narrow the surface for (mcp_tools.switches).
+NARROWED_METHODS: Final = frozenset({"tools/list", "tools/call"})
 security_logger = logging.getLogger("mcp_tools.security")
 
 
@@ -74,6 +76,9 @@ async def serve(
                 None, FORBIDDEN, "Forbidden: no tools are available to this role"
             )
             return Reply(403, body)
+        method = message.method
+        if method in NARROWED_METHODS:  # tenant switches: discovery and calls see one surface
+            surface = await switches.narrowed_surface(catalogue, surface, ctx)
         req = RpcRequest(
             message=message,
             era=era,
@@ -88,7 +93,6 @@ async def serve(
             input_responses=input_responses or {},
             streamable=streamable,
         )
-        method = message.method
         assert method is not None
         entry = era.methods.get(method)
         if entry is None:
