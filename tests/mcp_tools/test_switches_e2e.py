@@ -41,7 +41,7 @@ def budget_server(django_db_setup: Any) -> Iterator[str]:
 def owner(transactional_db: Any, settings: Any) -> Any:
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
     membership = MembershipFactory(tenant=FarmFactory(), roles=["Admin"])
-    membership.bearer = bearer_for(membership)  # type: ignore[arg-type]
+    membership.bearer = bearer_for(membership)  # type: ignore[arg-type,attr-defined]
     return membership
 
 
