@@ -116,7 +116,6 @@ class Dispatcher:
         # The task SendMessage finished (stored by the view before the reply leaves): the
         # task, its skill, and whether it continues an input-required task.
         self._finished: tuple[dict[str, Any], ToolSpec | None, bool] | None = None
-        self._return_immediately = False
         # The tenant's switches on this request (mcp_tools.switches; None: nothing narrows).
         self.switches: switches.Switches | None = None
         # Ids read from the MCP task store in this request (long-running tasks).
@@ -277,7 +276,6 @@ class Dispatcher:
                 )
             )
         history_length = requested_history_length(configuration)
-        self._return_immediately = configuration.return_immediately
         turn = await self._turn(message)
         try:
             call = invocation(params["message"])
@@ -307,7 +305,9 @@ class Dispatcher:
             rpc_id=self.request_id,
         ) as record:
             audit.note(record, self.ctx, spec, call.arguments, call.idempotency_key)
-            ran = await self._invoke(spec, arguments, record, turn=turn, call=call)
+            ran = await self._invoke(
+                spec, arguments, record, configuration=configuration, turn=turn, call=call
+            )
             if isinstance(ran, Reply):
                 record.reply(ran)
                 return ran
@@ -319,12 +319,13 @@ class Dispatcher:
         arguments: dict[str, Any],
         record: observability.ToolCall,
         *,
+        configuration: pb.SendMessageConfiguration,
         turn: Turn,
         call: Invocation,
     ) -> dict[str, Any] | Reply:
         validated = execution.validate_arguments(spec, arguments)
         long_running = spec.task_support == "required" or (
-            spec.task_support == "optional" and self._return_immediately
+            spec.task_support == "optional" and configuration.return_immediately
         )
         if isinstance(validated, dict):
             record.result(validated)

@@ -389,7 +389,9 @@ MCP_TOOLS_CALL_LOG_EXTRA_FIELDS = _env_list("MCP_TOOLS_CALL_LOG_EXTRA_FIELDS", [
 # `manage.py purge_mcp_audit --older-than 90d`), the switches a farm's admins set over REST
 # (/api/v1/mcp/switches/), and who may read the audit and set them.
 MCP_TOOLS_AUDIT = os.environ.get("MCP_TOOLS_AUDIT", "1") == "1"
-MCP_TOOLS_TENANT_SWITCHES = "mcp_tools.switches.stored_switches"
+MCP_TOOLS_TENANT_SWITCHES = (
+    os.environ.get("MCP_TOOLS_TENANT_SWITCHES", "mcp_tools.switches.stored_switches") or None
+)
 MCP_TOOLS_TENANT_RATE = os.environ.get("MCP_TOOLS_TENANT_RATE") or None
 MCP_TOOLS_OPERATOR_POLICY = "cluck.roles.ADMIN_ONLY"
 # CLUCK_OTEL=1: OpenTelemetry traces of requests and tool calls (cluck/telemetry.py).

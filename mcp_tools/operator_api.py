@@ -25,7 +25,6 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from idempotency import never_replay
 from mcp_tools import conf
 from mcp_tools.models import CallAudit, TenantSwitches
 from tenancy import Policy, active_roles, evaluate
@@ -173,9 +172,9 @@ def _switches_body(row: TenantSwitches | None) -> dict[str, Any]:
     }
 
 
-@never_replay("sets the switches to the body's values: repeating it is harmless")
 class TenantSwitchesApi(ProblemsByDefault, APIView):
-    """The caller's tenant's MCP switches: read-only mode and disabled tools."""
+    """The caller's tenant's MCP switches: read-only mode and disabled tools. A ``PUT`` is a
+    write like any other under ``/api``: it carries an ``Idempotency-Key``."""
 
     authentication_classes = [TenancyAuthentication]
     permission_classes = [IsTenantOperator]

@@ -4,6 +4,7 @@ rate, a tenant's budget), over ``/mcp``, ``/a2a`` and the switches' REST view.""
 from __future__ import annotations
 
 import json
+import uuid
 from typing import Any
 
 import pytest
@@ -22,6 +23,7 @@ from tests.mutations import mutation
 pytestmark = pytest.mark.django_db(transaction=True)
 
 SWITCHES_URL = "/api/v1/mcp/switches/"
+KEY = "5f0c6a52-3c8e-4a0e-9d0e-6f1f2b7c9a11"
 
 
 def _api(client: McpClient) -> Client:
@@ -29,7 +31,12 @@ def _api(client: McpClient) -> Client:
 
 
 def set_switches(client: McpClient, **body: Any) -> Any:
-    response = _api(client).put(SWITCHES_URL, json.dumps(body), content_type="application/json")
+    response = _api(client).put(
+        SWITCHES_URL,
+        json.dumps(body),
+        content_type="application/json",
+        headers={"Idempotency-Key": str(uuid.uuid4())},
+    )
     assert response.status_code == 200, response.content
     return response.json()
 
@@ -145,7 +152,9 @@ def test_a_narrowed_surface_is_built_once_per_switch_state():
 def test_only_a_tenant_admin_may_flip_the_switches(mcp_client, role):
     member = mcp_client(role)
     body = json.dumps({"readOnly": True})
-    response = _api(member).put(SWITCHES_URL, body, content_type="application/json")
+    response = _api(member).put(
+        SWITCHES_URL, body, content_type="application/json", headers={"Idempotency-Key": KEY}
+    )
     assert response.status_code == 403
     assert _api(member).get(SWITCHES_URL).status_code == 403
 
@@ -156,7 +165,12 @@ def test_only_a_tenant_admin_may_flip_the_switches(mcp_client, role):
 )
 def test_bad_switch_bodies_are_400_and_change_nothing(mcp_client, body):
     owner = mcp_client("Owner")
-    response = _api(owner).put(SWITCHES_URL, json.dumps(body), content_type="application/json")
+    response = _api(owner).put(
+        SWITCHES_URL,
+        json.dumps(body),
+        content_type="application/json",
+        headers={"Idempotency-Key": KEY},
+    )
     assert response.status_code == 400
     assert _api(owner).get(SWITCHES_URL).json() == {"readOnly": False, "disabledTools": []}
 
@@ -243,3 +257,35 @@ def test_a_tenant_budget_is_shared_by_its_members_over_every_tool(mcp_client):
         error = _tool_error(colleague.call("quota_free"))
         assert error["code"] == "Rate.Limited" and error["data"]["retryAfter"] >= 1
         assert stranger.call("quota_free")["result"]["isError"] is False
+
+
+# --- registration -----------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("rate", ["10 per minute", "0/m", "10/w", "/m", 10])
+def test_a_malformed_rate_is_refused_at_registration(rate):
+    from django.core.exceptions import ImproperlyConfigured
+
+    with pytest.raises(ImproperlyConfigured, match="rate"):
+
+        @Registry().tool(name="bad_rate", read_only=True, description="x", rate=rate)
+        def bad(ctx: CallContext) -> Count:
+            return Count(calls=0)
+
+
+def test_audit_arguments_must_name_arguments_of_the_tool_and_match_their_wire_names():
+    from django.core.exceptions import ImproperlyConfigured
+
+    registry = Registry()
+
+    @registry.tool(name="kept", read_only=True, description="x", audit_arguments=["as_of"])
+    def kept(ctx: CallContext, *, as_of: str) -> Count:
+        return Count(calls=0)
+
+    (spec,) = registry.specs()
+    assert spec.audit_arguments == ("asOf",)
+    with pytest.raises(ImproperlyConfigured, match="audit_arguments"):
+
+        @Registry().tool(name="bad", read_only=True, description="x", audit_arguments=["nope"])
+        def bad(ctx: CallContext, *, as_of: str) -> Count:
+            return Count(calls=0)

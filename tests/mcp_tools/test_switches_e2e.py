@@ -9,6 +9,7 @@ import asyncio
 import json
 import subprocess
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -47,7 +48,10 @@ def owner(transactional_db: Any, settings: Any) -> Any:
 
 def flip_read_only(bearer: str) -> None:
     response = Client(headers={"Authorization": f"Bearer {bearer}"}).put(
-        "/api/v1/mcp/switches/", json.dumps({"readOnly": True}), content_type="application/json"
+        "/api/v1/mcp/switches/",
+        json.dumps({"readOnly": True}),
+        content_type="application/json",
+        headers={"Idempotency-Key": str(uuid.uuid4())},
     )
     assert response.status_code == 200, response.content
 
