@@ -392,6 +392,10 @@ MCP_TOOLS_AUDIT = os.environ.get("MCP_TOOLS_AUDIT", "1") == "1"
 MCP_TOOLS_TENANT_SWITCHES = (
     os.environ.get("MCP_TOOLS_TENANT_SWITCHES", "mcp_tools.switches.stored_switches") or None
 )
+# A switch flipped over REST reaches every other process within this (its own at once).
+MCP_TOOLS_TENANT_SWITCHES_CACHE_SECONDS = float(
+    os.environ.get("MCP_TOOLS_TENANT_SWITCHES_CACHE_SECONDS", "1")
+)
 MCP_TOOLS_TENANT_RATE = os.environ.get("MCP_TOOLS_TENANT_RATE") or None
 MCP_TOOLS_OPERATOR_POLICY = "cluck.roles.ADMIN_ONLY"
 # CLUCK_OTEL=1: OpenTelemetry traces of requests and tool calls (cluck/telemetry.py).

@@ -145,6 +145,7 @@ class AuditWriter:
         self.batch_size = max(batch_size, 1)
         self.linger_seconds = max(linger_seconds, 0.0)
         self._write = write or write_rows
+        self._idle = idle if write is None else (lambda: None)
         self._thread: threading.Thread | None = None
         self._lock = threading.Lock()
         self.dropped = 0
@@ -173,15 +174,13 @@ class AuditWriter:
     def _run(self) -> None:
         while True:
             batch = [self._queue.get()]
-            deadline = time.monotonic() + self.linger_seconds
+            # Sleep instead of waiting on the queue: rows put meanwhile wake nobody, so a
+            # busy server pays one thread wake-up per batch, not one per call.
+            if self.linger_seconds:
+                time.sleep(self.linger_seconds)
             while len(batch) < self.batch_size:
-                remaining = deadline - time.monotonic()
                 try:
-                    batch.append(
-                        self._queue.get(timeout=remaining)
-                        if remaining > 0
-                        else self._queue.get_nowait()
-                    )
+                    batch.append(self._queue.get_nowait())
                 except queue.Empty:
                     break
             try:
@@ -192,6 +191,8 @@ class AuditWriter:
             finally:
                 for _ in batch:
                     self._queue.task_done()
+            if self._queue.empty():
+                self._idle()
 
     def flush(self) -> None:
         """Block until every row queued so far is written (or failed)."""
@@ -207,10 +208,13 @@ def write_rows(rows: list[dict[str, Any]]) -> None:
         CallAudit.objects.bulk_create([CallAudit(**row) for row in rows])
     except DatabaseError:
         logger.exception("call audit rows lost: the database refused %d row(s)", len(rows))
-    finally:
-        # Held between batches, an idle connection would count against the pool (and keep a
-        # test database from being dropped); a batch pays one connect at most.
         connection.close()
+
+
+def idle() -> None:
+    """The writer has nothing queued: hand its connection back. Kept while rows keep coming,
+    an idle one would hold a pool slot (and keep a test database from being dropped)."""
+    connection.close()
 
 
 _writer: list[AuditWriter] = []

@@ -94,6 +94,9 @@ DEFAULTS: dict[str, Any] = {
     # tools per request (mcp_tools.switches); "mcp_tools.switches.stored_switches" reads the
     # switches tenant admins set over REST. None: no switches.
     "TENANT_SWITCHES": None,
+    # Each process keeps a caller's resolved switches this long (0: asks on every request). A
+    # change made over REST applies at once in the process that made it, elsewhere within this.
+    "TENANT_SWITCHES_CACHE_SECONDS": 0.0,
     # A tenant's budget of tool calls ("1000/m") over all its members, on the shared counter.
     "TENANT_RATE": None,
     # Dotted path to the tenancy Policy admitted to the operator REST views (the tenant's audit,

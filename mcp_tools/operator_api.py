@@ -16,6 +16,7 @@ import functools
 from typing import Any, Final
 
 from django.core.exceptions import ImproperlyConfigured
+from django.db import transaction
 from django.utils.dateparse import parse_datetime
 from django.utils.module_loading import import_string
 from rest_framework import serializers
@@ -25,7 +26,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from mcp_tools import conf
+from mcp_tools import conf, switches
 from mcp_tools.models import CallAudit, TenantSwitches
 from tenancy import Policy, active_roles, evaluate
 from tenancy.authentication import TenancyAuthentication
@@ -191,7 +192,7 @@ class TenantSwitchesApi(ProblemsByDefault, APIView):
             values["read_only"] = data.validated_data["readOnly"]
         if "disabledTools" in data.validated_data:
             values["disabled_tools"] = sorted(set(data.validated_data["disabledTools"]))
-        row, _ = TenantSwitches.objects.update_or_create(
-            tenant_key=_tenant_key(request), defaults=values
-        )
+        tenant_key = _tenant_key(request)
+        row, _ = TenantSwitches.objects.update_or_create(tenant_key=tenant_key, defaults=values)
+        transaction.on_commit(functools.partial(switches.forget, tenant_key))
         return Response(_switches_body(row))
