@@ -67,7 +67,7 @@ from a2a_tools.skills import (
 )
 from a2a_tools.tasks import InvalidCursorError, TaskOwner, TaskStore, task_store
 from mcp_tools import CallContext, adapter, execution
-from mcp_tools.adapter import IDEMPOTENCY_KEY_ALIAS, ToolSpec
+from mcp_tools.adapter import IDEMPOTENCY_KEY_ALIAS, ToolSpec, audit, observability, switches
 
 logger = logging.getLogger(__name__)
 
@@ -114,6 +114,8 @@ class Dispatcher:
         # The task SendMessage finished (stored by the view before the reply leaves): the
         # task, its skill, and whether it continues an input-required task.
         self._finished: tuple[dict[str, Any], ToolSpec | None, bool] | None = None
+        # The tenant's switches on this request (mcp_tools.switches; None: nothing narrows).
+        self.switches: switches.Switches | None = None
         # Ids read from the MCP task store in this request (long-running tasks).
         self._long_running: set[str] = set()
 
@@ -280,30 +282,59 @@ class Dispatcher:
             self._finished = (task, None, turn.continues)
             return {"task": shaped(task, history_length=history_length)}
         spec = visible_skill(self.surface, self.ctx, call.skill)
+        if spec is not None and self.switches is not None and not self.switches.admits(spec):
+            spec = (
+                None  # switched off for this tenant: absent, as in tools/list (mcp_tools.switches)
+            )
         if spec is None:
             # Hidden and unknown skills are indistinguishable: absence is not a hint.
             raise invalid(f"Unknown skill: {call.skill}", skill=call.skill)
         arguments = call.arguments
         if not spec.read_only and call.idempotency_key is not None:
             arguments = {**arguments, IDEMPOTENCY_KEY_ALIAS: call.idempotency_key}
+        # One call record (log, metrics, span and, when on, the stored audit row) per skill call.
+        with observability.tool_call(
+            self.ctx,
+            tool=spec.name,
+            known=True,
+            protocol="a2a",
+            method="SendMessage",
+            era="1.0",
+            rpc_id=self.request_id,
+        ) as record:
+            audit.note(record, self.ctx, spec, call.arguments, call.idempotency_key)
+            ran = await self._invoke(
+                spec, arguments, record, configuration=configuration, turn=turn, call=call
+            )
+            if isinstance(ran, Reply):
+                record.reply(ran)
+                return ran
+        return {"task": shaped(ran, history_length=history_length)}
+
+    async def _invoke(
+        self,
+        spec: ToolSpec,
+        arguments: dict[str, Any],
+        record: observability.ToolCall,
+        *,
+        configuration: pb.SendMessageConfiguration,
+        turn: Turn,
+        call: Invocation,
+    ) -> dict[str, Any] | Reply:
         validated = execution.validate_arguments(spec, arguments)
         long_running = spec.task_support == "required" or (
             spec.task_support == "optional" and configuration.return_immediately
         )
         if isinstance(validated, dict):
+            record.result(validated)
             task = task_from_result(validated, turn=turn, call=call)
             self._finished = (task, spec, turn.continues)
-        elif long_running and not turn.continues:
-            ran = await self._run_as_task(spec, validated, arguments, turn=turn, call=call)
-            if isinstance(ran, Reply):
-                return ran
-            task = ran
-        else:
-            ran = await self._run(spec, validated, turn=turn, call=call)
-            if isinstance(ran, Reply):
-                return ran
-            task = ran
-        return {"task": shaped(task, history_length=history_length)}
+            return task
+        if long_running and not turn.continues:
+            return await self._run_as_task(
+                spec, validated, arguments, turn=turn, call=call, record=record
+            )
+        return await self._run(spec, validated, turn=turn, call=call, record=record)
 
     async def _turn(self, message: pb.Message) -> Turn:
         """A new task (its id is the request id, which the logs and an internal error's
@@ -363,12 +394,20 @@ class Dispatcher:
         return None
 
     async def _run(
-        self, spec: ToolSpec, validated: Any, *, turn: Turn, call: Invocation
+        self,
+        spec: ToolSpec,
+        validated: Any,
+        *,
+        turn: Turn,
+        call: Invocation,
+        record: observability.ToolCall,
     ) -> dict[str, Any] | Reply:
         ctx = self.ctx
 
         def work() -> dict[str, Any]:
-            result = execution.run_tool(spec, ctx, validated)
+            refused = switches.refusal(spec, ctx) if switches.limited(spec) else None
+            result = refused or execution.run_tool(spec, ctx, validated)
+            record.result(result)
             return task_from_result(result, turn=turn, call=call)
 
         try:
@@ -386,6 +425,7 @@ class Dispatcher:
         *,
         turn: Turn,
         call: Invocation,
+        record: observability.ToolCall,
     ) -> dict[str, Any] | Reply:
         """Run the skill as an MCP task: the part before ``ctx.continue_as_task()`` within
         this request (an error there is a failed task at once, stored here like any finished
@@ -402,12 +442,14 @@ class Dispatcher:
         except execution.BoundError as exc:
             return bound_reply(self.request_id, exc)
         if handover.result is not None:
+            record.result(handover.result)
             task = task_from_result(handover.result, turn=turn, call=call)
             self._finished = (task, spec, turn.continues)
             return task
         if handover.task is None:
             # Every task slot is taken, as tools/call answers it.
             return bound_reply(self.request_id, execution.overloaded())
+        record.result({"resultType": "task"})
         return task_from_view(handover.task)
 
 

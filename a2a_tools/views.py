@@ -32,6 +32,7 @@ from a2a_tools.skills import projection
 from idempotency import handles_own_idempotency
 from mcp_tools import CallContext, CallContextRefusedError, adapter
 from mcp_tools.adapter import RATE_BUDGET, body_cap, jsonrpc_errors, request_in_flight
+from mcp_tools.adapter import switches as mcp_switches
 from tenancy import (
     NotAuthenticatedError,
     TenantContext,
@@ -212,6 +213,7 @@ def a2a_view(request: HttpRequest) -> HttpResponse:
         version = request.headers.get(params.VERSION_HEADER) or request.GET.get(
             params.VERSION_HEADER
         )
+        dispatcher.switches = mcp_switches.resolve(ctx)  # tenant switches (none: no query)
         _release_idle_connections()
         reply = async_to_sync(dispatcher.dispatch)(
             message.request_id, message.method, message.params, version

@@ -77,6 +77,10 @@ MODERN_META = {
 HEADERS = {"Accept": "application/json, text/event-stream"}
 KINDS = ["bare", "bare+rate", "mcp-2025", "mcp-2026", "dsm-2025", "dsm-2026"]
 REDIS_KINDS = ["bare+rate", "mcp-2025", "mcp-2026"]
+# The operator's kit (docs/operating.md), each on a server of its own: "noaudit" without the
+# stored call audit, "nokit" without the audit and the tenant switches (the farm has both on).
+KIT_KINDS = {"noaudit mcp-2025": "noaudit", "nokit mcp-2025": "nokit"}
+KIT_PREFIXES = ("redis ", "noaudit ", "nokit ")
 # The peers in their own processes: kind -> peer (bench/peers/venvs.py). django-mcp-server
 # serves only the 2025 revisions (mcp 1.x answers 2026-07-28 "Unsupported protocol version").
 PEER_KINDS = {
@@ -92,8 +96,8 @@ PEER_NAMES = {
 
 
 def call_for(kind: str, i: int) -> tuple[str, dict[str, Any], dict[str, str]]:
-    """``(path, JSON body, headers)`` of call ``i`` of ``kind`` (a ``redis `` prefix ignored)."""
-    kind = kind.removeprefix("redis ")
+    """``(path, JSON body, headers)`` of call ``i`` of ``kind`` (a server prefix ignored)."""
+    kind = _bare_kind(kind)
     body: dict[str, Any] = {
         "jsonrpc": "2.0",
         "id": i,
@@ -111,6 +115,12 @@ def call_for(kind: str, i: int) -> tuple[str, dict[str, Any], dict[str, str]]:
     body["params"]["_meta"] = MODERN_META
     modern = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call"}
     return path, body, {**HEADERS, **modern, "Mcp-Name": "bench_add"}
+
+
+def _bare_kind(kind: str) -> str:
+    for prefix in KIT_PREFIXES:
+        kind = kind.removeprefix(prefix)
+    return kind
 
 
 def check(kind: str, i: int, response: httpx.Response) -> None:
@@ -145,7 +155,7 @@ async def _post(http: httpx.AsyncClient, kind: str, i: int) -> float:
     started = time.perf_counter()
     response = await http.post(path, json=body, headers=headers)
     elapsed = time.perf_counter() - started
-    check(kind.removeprefix("redis "), i, response)
+    check(_bare_kind(kind), i, response)
     return elapsed
 
 
@@ -211,6 +221,15 @@ def _servers(database_url: str, redis_url: str, bearer: str) -> Iterator[dict[st
             ("small", {"MCP_BENCH_EXTRA_TOOLS": "10"}),
             ("large", {"MCP_BENCH_EXTRA_TOOLS": "500"}),
             ("redis", {"MCP_BENCH_EXTRA_TOOLS": "10", "CACHE_URL": redis_url}),
+            ("noaudit", {"MCP_BENCH_EXTRA_TOOLS": "10", "MCP_TOOLS_AUDIT": "0"}),
+            (
+                "nokit",
+                {
+                    "MCP_BENCH_EXTRA_TOOLS": "10",
+                    "MCP_TOOLS_AUDIT": "0",
+                    "MCP_TOOLS_TENANT_SWITCHES": "",
+                },
+            ),
         ):
             url, process = stack.enter_context(uvicorn_process({**base, **env}))
             servers[name] = Target(url, process.pid, bearer)
@@ -288,6 +307,7 @@ def main() -> None:
         targets = {kind: servers["small"] for kind in KINDS}
         if not options.no_redis:
             targets.update({f"redis {kind}": servers["redis"] for kind in REDIS_KINDS})
+        targets.update({kind: servers[name] for kind, name in KIT_KINDS.items()})
         targets.update({kind: peers[peer] for kind, peer in PEER_KINDS.items() if peer in peers})
         for number in range(rounds):
             figures = asyncio.run(_round(targets, n, conc, number))
@@ -372,6 +392,17 @@ def report(
             p, t, c = (ratio(f"redis mcp-{era}", f"mcp-{era}", i) for i in range(3))
             label = f"/mcp {era} on Redis vs on PostgreSQL"
             print(f"{label:<44}{p:>9.3f}{t:>13.3f}{c:>11.3f}  {_verdict(p <= 1.10 and c <= 1.10)}")
+    print(
+        "\nthe operator's kit (issue 26: the audit <= 5 % p50)  p50 ratio   throughput   CPU/call"
+    )
+    kit = [
+        ("audit on vs off (switches on in both)", "mcp-2025", "noaudit mcp-2025"),
+        ("switches on vs off (audit off in both)", "noaudit mcp-2025", "nokit mcp-2025"),
+        ("audit + switches vs neither", "mcp-2025", "nokit mcp-2025"),
+    ]
+    for label, ours, base in kit:
+        p, t, c = (ratio(ours, base, i) for i in range(3))
+        print(f"{label:<44}{p:>9.3f}{t:>13.3f}{c:>11.3f}")
     peer_rows = [(era, peer) for era in ("2025", "2026") for peer in PEER_NAMES]
     peer_rows = [(era, peer) for era, peer in peer_rows if f"{peer}-{era}" in rows]
     if peer_rows:

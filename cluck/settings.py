@@ -409,6 +409,19 @@ MCP_TOOLS_METRICS_TOKEN = os.environ.get("MCP_TOOLS_METRICS_TOKEN") or None
 MCP_TOOLS_METRICS_ALLOWED_IPS = _env_list("MCP_TOOLS_METRICS_ALLOWED_IPS", [])
 # Optional fields of the per-call log record ("argument_names", "client", "email").
 MCP_TOOLS_CALL_LOG_EXTRA_FIELDS = _env_list("MCP_TOOLS_CALL_LOG_EXTRA_FIELDS", [])
+# The operator's kit (docs/operating.md): the stored call audit (purge it with
+# `manage.py purge_mcp_audit --older-than 90d`), the switches a farm's admins set over REST
+# (/api/v1/mcp/switches/), and who may read the audit and set them.
+MCP_TOOLS_AUDIT = os.environ.get("MCP_TOOLS_AUDIT", "1") == "1"
+MCP_TOOLS_TENANT_SWITCHES = (
+    os.environ.get("MCP_TOOLS_TENANT_SWITCHES", "mcp_tools.switches.stored_switches") or None
+)
+# A switch flipped over REST reaches every other process within this (its own at once).
+MCP_TOOLS_TENANT_SWITCHES_CACHE_SECONDS = float(
+    os.environ.get("MCP_TOOLS_TENANT_SWITCHES_CACHE_SECONDS", "1")
+)
+MCP_TOOLS_TENANT_RATE = os.environ.get("MCP_TOOLS_TENANT_RATE") or None
+MCP_TOOLS_OPERATOR_POLICY = "cluck.roles.ADMIN_ONLY"
 # CLUCK_OTEL=1: OpenTelemetry traces of requests and tool calls (cluck/telemetry.py).
 CLUCK_OTEL = _env_bool("CLUCK_OTEL", False)
 

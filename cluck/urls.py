@@ -19,6 +19,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/v1/", include("tenancy.urls")),
     path("api/v1/", include("cluck.api.urls")),
+    # A tenant admin's MCP audit and switches (docs/operating.md)
+    path("api/v1/mcp/", include("mcp_tools.operator_urls")),
     # Generated once per process, not per request (anyone may ask): cluck/schema_view.py
     path("api/schema/", CachedSchemaView.as_view(), name="api-schema"),
     # Swagger UI's initialiser as a file of its own (?script), not inline: the farm's CSP has no

@@ -8,7 +8,9 @@ pins it for ``a2a_tools``):
   choice), the stable codes and result shapes;
 - ``mcp_tools.adapter`` (this module): what an endpoint beside ``/mcp`` needs to behave like
   it — the same JSON-RPC text rules and limits, body cap, error pages, Origin check and rate
-  budget; the prepared catalogue; the task store.
+  budget; the prepared catalogue; the task store; the call record (``observability``), the
+  stored call audit (``audit``) and the tenant switches (``switches``), so a skill call is
+  recorded, audited and narrowed as a tool call is.
 
 Everything here is a re-export or a thin wrapper reading ``mcp_tools``' own settings, so an
 adapter follows ``/mcp`` when those settings change. Adding a name is an API decision.
@@ -18,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_tools import _jsonrpc, conf
+from mcp_tools import _jsonrpc, audit, conf, observability, switches
 from mcp_tools._jsonrpc import EnvelopeError, Message, dumps, error_bytes, result_bytes
 from mcp_tools.context import request_in_flight
 from mcp_tools.middleware import body_cap, jsonrpc_errors
@@ -29,6 +31,9 @@ from mcp_tools.taskstore import TaskView
 from mcp_tools.views import RATE_BUDGET, origin_allowed
 
 __all__ = [
+    "audit",
+    "observability",
+    "switches",
     "IDEMPOTENCY_KEY_ALIAS",
     "RATE_BUDGET",
     "Catalogue",

@@ -25,3 +25,5 @@ CODE_INTERNAL: Final = "Tool.InternalError"
 CODE_KEY_REUSED: Final = "Idempotency.KeyReused"
 CODE_IN_PROGRESS: Final = "Idempotency.InProgress"
 CODE_CAPABILITY_REQUIRED: Final = "Client.CapabilityRequired"
+# Over a tool's own rate or the tenant's budget (mcp_tools.switches); data.retryAfter: seconds.
+CODE_RATE_LIMITED: Final = "Rate.Limited"

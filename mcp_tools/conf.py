@@ -97,6 +97,26 @@ DEFAULTS: dict[str, Any] = {
     "PUBLIC_URL": None,
     "SERVER_TITLE": None,
     "SERVER_DESCRIPTION": None,
+    # --- the operator's kit (docs/operating.md) ---
+    # The stored call audit (mcp_tools.audit): one CallAudit row per tool / skill call, written
+    # by a background thread in batches of up to AUDIT_BATCH_SIZE, after at most
+    # AUDIT_LINGER_SECONDS; a full queue (AUDIT_QUEUE_SIZE rows) drops rows, never waits.
+    "AUDIT": False,
+    "AUDIT_QUEUE_SIZE": 10_000,
+    "AUDIT_BATCH_SIZE": 500,
+    "AUDIT_LINGER_SECONDS": 0.2,
+    # Dotted path to ``callable(ctx) -> Switches | None``: a tenant's (and credential's) allowed
+    # tools per request (mcp_tools.switches); "mcp_tools.switches.stored_switches" reads the
+    # switches tenant admins set over REST. None: no switches.
+    "TENANT_SWITCHES": None,
+    # Each process keeps a caller's resolved switches this long (0: asks on every request). A
+    # change made over REST applies at once in the process that made it, elsewhere within this.
+    "TENANT_SWITCHES_CACHE_SECONDS": 0.0,
+    # A tenant's budget of tool calls ("1000/m") over all its members, on the shared counter.
+    "TENANT_RATE": None,
+    # Dotted path to the tenancy Policy admitted to the operator REST views (the tenant's audit,
+    # its switches); None: the highest-ranked role(s) of TENANCY_ROLES.
+    "OPERATOR_POLICY": None,
 }
 
 

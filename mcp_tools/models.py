@@ -1,4 +1,5 @@
-"""``mcp_tools`` tables: the one-time ledger of request states and the task store.
+"""``mcp_tools`` tables: the one-time ledger of request states, the task store, the stored
+call audit and the tenants' switches.
 
 Both hold what every replica must agree on (a request state redeemed on one replica is refused
 on all; a task created on one is answered by any), so they live in the database, never in
@@ -6,6 +7,8 @@ process memory. ``manage.py purge_mcp_tools`` sweeps expired rows.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 from django.db import models
 
@@ -65,3 +68,77 @@ class TaskRecord(models.Model):
     class Meta:
         db_table = "mcp_tools_task"
         indexes = [models.Index(fields=["tenant_key", "owner_key"], name="mcp_task_owner")]
+
+
+class CallAudit(models.Model):
+    """One MCP tool call or A2A skill call, as the stored call audit keeps it.
+
+    Plain values, not foreign keys (like idempotency records and tasks): an audit row must
+    outlive, and never block the deletion of, the tenant, member or token it names. Argument
+    values are kept only where the tool's redaction policy allows (``@tool(audit_arguments=)``);
+    by default ``arguments`` is null. Written off the request's path (``mcp_tools.audit``).
+    """
+
+    id = models.BigAutoField(primary_key=True)
+    at = models.DateTimeField(db_index=True)
+    tenant_key = models.CharField(max_length=64)
+    actor_id = models.CharField(max_length=64, blank=True, default="")
+    role = models.CharField(max_length=64, blank=True, default="")
+    # The credential: tenancy's token id (a personal or session token) and its kind ("token",
+    # "oauth": an OAuth access token, narrowed by scopes; "session": neither).
+    token_id = models.BigIntegerField(null=True)
+    credential = models.CharField(max_length=16, blank=True, default="")
+    tool = models.CharField(max_length=128, blank=True, default="")
+    protocol = models.CharField(max_length=8)
+    era = models.CharField(max_length=32, blank=True, default="")
+    protocol_version = models.CharField(max_length=32, blank=True, default="")
+    outcome = models.CharField(max_length=32)
+    error_code = models.CharField(max_length=128, blank=True, default="")
+    replayed = models.BooleanField(default=False)
+    # The idempotency record a write used: ``IdempotencyRecord`` with this tenant, the tool's
+    # operation key and this caller key (SHA-256 of the idempotencyKey).
+    idempotency_key = models.CharField(max_length=64, blank=True, default="")
+    duration_ms = models.FloatField(null=True)
+    request_id = models.CharField(max_length=64, blank=True, default="")
+    arguments = models.JSONField(null=True)
+
+    class Meta:
+        db_table = "mcp_tools_call_audit"
+        ordering = ["-at", "-id"]
+        indexes = [
+            models.Index(fields=["tenant_key", "-at"], name="mcp_audit_tenant_at"),
+            models.Index(fields=["tenant_key", "tool", "-at"], name="mcp_audit_tenant_tool"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.at:%Y-%m-%d %H:%M:%S} {self.tenant_key} {self.tool} {self.outcome}"
+
+    def idempotency_record(self) -> Any:
+        """The ``IdempotencyRecord`` this call used (``None``: a read, or since purged)."""
+        from idempotency.fingerprint import sha256_hex
+        from idempotency.models import IdempotencyRecord
+
+        if not self.idempotency_key:
+            return None
+        return IdempotencyRecord.objects.filter(
+            tenant_id=self.tenant_key,
+            operation_key=sha256_hex(f"mcp:tool:{self.tool}"),
+            caller_key=self.idempotency_key,
+        ).first()
+
+
+class TenantSwitches(models.Model):
+    """A tenant's MCP switches, as its admins set them (``mcp_tools.switches``).
+
+    ``read_only``: every write tool is hidden and refused; ``disabled_tools``: these tool names
+    are hidden and refused. One row per tenant, created on the first change.
+    """
+
+    tenant_key = models.CharField(max_length=64, primary_key=True)
+    read_only = models.BooleanField(default=False)
+    disabled_tools = models.JSONField(default=list)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        db_table = "mcp_tools_tenant_switches"
+        verbose_name_plural = "tenant switches"

@@ -33,6 +33,8 @@ if TYPE_CHECKING:
 F = TypeVar("F", bound=Callable[..., Any])
 
 TOOL_NAME_RE: Final = re.compile(r"^[A-Za-z0-9._-]{1,128}$")
+# django-ratelimit's periods: "s", "m", "h", "d", optionally with a multiplier ("10/5m").
+RATE_PERIOD_RE: Final = re.compile(r"^[0-9]*[smhd]$")
 # A stable error code: dotted words ("DailyEntry.NotDraft", "Validation.Failed").
 ERROR_CODE_RE: Final = re.compile(r"^[A-Za-z][A-Za-z0-9]*(\.[A-Za-z][A-Za-z0-9]*)+$")
 
@@ -171,6 +173,13 @@ class ToolSpec:
     # A write whose idempotent unit is not the tool's own (``mcp_tools.drf``: the HTTP
     # adapter's key space of the view's route); ``None``: the tool's ``mcp:tool:<name>``.
     write_unit: WriteUnit | None = None
+    # Operator's kit (docs/operating.md): the tool's own rate ("10/m", per tenant, on the
+    # shared counter) and which argument values the stored call audit may keep (names, or a
+    # ``callable(arguments) -> dict`` redacting them); ``None``: no values are stored.
+    rate: str | None = None
+    audit_arguments: tuple[str, ...] | Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = (
+        None
+    )
 
     def error_codes(self) -> tuple[tuple[str, str], ...]:
         """Every code a call of this tool can answer with: the framework's, then its own."""
@@ -182,6 +191,14 @@ class ToolSpec:
                     "The client did not declare a capability this tool needs: "
                     + ", ".join(self.required_client_capabilities)
                     + ".",
+                ),
+            )
+        if self.rate:
+            framework += (
+                (
+                    "Rate.Limited",
+                    f"Over the tool's rate ({self.rate} per tenant); retry after "
+                    "data.retryAfter seconds.",
                 ),
             )
         return framework + self.errors
@@ -375,6 +392,8 @@ def build_spec(
     errors: Mapping[str, str] | None = None,
     a2a: bool = True,
     icons: Sequence[Mapping[str, Any]] | None = None,
+    rate: str | None = None,
+    audit_arguments: Sequence[str] | Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = None,
 ) -> ToolSpec:
     """Check ``fn`` against every registration rule and prepare its schemas.
 
@@ -546,7 +565,37 @@ def build_spec(
         errors=declared,
         a2a=_flag(where, "a2a", a2a),
         icons=check_icons(f"MCP tool {where}", icons),
+        rate=_rate(where, rate),
+        audit_arguments=_audit_arguments(
+            where, audit_arguments, properties=input_schema.get("properties", {})
+        ),
     )
+
+
+def _rate(where: str, rate: object) -> str | None:
+    if rate is None:
+        return None
+    count, _, period = rate.partition("/") if isinstance(rate, str) else ("", "", "")
+    if not count.isdigit() or int(count) < 1 or not RATE_PERIOD_RE.fullmatch(period):
+        raise _fail(where, 'rate is "<count>/<period>", e.g. "10/m" (period: s, m, h or d)')
+    return str(rate)
+
+
+def _audit_arguments(
+    where: str, value: object, *, properties: Mapping[str, Any]
+) -> tuple[str, ...] | Callable[[Mapping[str, Any]], Mapping[str, Any]] | None:
+    if value is None or callable(value):
+        return value
+    if isinstance(value, str) or not isinstance(value, Sequence):
+        raise _fail(where, "audit_arguments is a list of argument names or a callable")
+    # Stored by the names the client sends (the schema's, camelCase).
+    wire = tuple(name if name in properties else to_camel(str(name)) for name in value)
+    unknown = sorted(
+        str(name) for name, sent in zip(value, wire, strict=True) if sent not in properties
+    )
+    if unknown:
+        raise _fail(where, f"audit_arguments names no argument of the tool: {', '.join(unknown)}")
+    return wire
 
 
 def _flag(where: str, name: str, value: object) -> bool:
@@ -585,6 +634,10 @@ class Registry:
         errors: Mapping[str, str] | None = None,
         a2a: bool = True,
         icons: Sequence[Mapping[str, Any]] | None = None,
+        rate: str | None = None,
+        audit_arguments: Sequence[str]
+        | Callable[[Mapping[str, Any]], Mapping[str, Any]]
+        | None = None,
     ) -> Callable[[F], F]:
         """Register the decorated function as an MCP tool; returns it unchanged.
 
@@ -603,6 +656,10 @@ class Registry:
         MCP tool.
         ``icons`` (``[{"src": "https://…/x.png", "mimeType": "image/png", "sizes": ["48x48"],
         "theme": "light"}]``) are listed with the tool in both eras.
+        ``rate`` (``"10/m"``) limits calls of this tool per tenant on the shared counter (over
+        it: the tool error ``Rate.Limited`` with ``retryAfter``). ``audit_arguments`` names the
+        arguments whose values the stored call audit keeps (or is a callable returning the
+        redacted values); by default it keeps none (docs/operating.md).
 
         Raises:
             TypeError: used bare (``@tool`` without arguments).
@@ -627,6 +684,8 @@ class Registry:
                 errors=errors,
                 a2a=a2a,
                 icons=icons,
+                rate=rate,
+                audit_arguments=audit_arguments,
             )
             self.add(spec)
             return func

@@ -12,9 +12,9 @@ import copy
 import functools
 import hashlib
 import json
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from types import MappingProxyType
 from typing import Any, Final
 
@@ -230,35 +230,15 @@ def build_catalogue(
         surface_digest = hashlib.sha256(
             f"{digest}:{page_size}:{role.label}:{','.join(names)}".encode()
         ).hexdigest()
-        chunks = [names[i : i + page_size] for i in range(0, len(names), page_size)] or [[]]
-        cursors = {_cursor(surface_digest, index): index for index in range(1, len(chunks))}
-        by_index = {index: cursor for cursor, index in cursors.items()}
-        pages: dict[str, tuple[bytes, ...]] = {}
-        dynamic: dict[str, dict[int, dict[str, Any]]] = {}
-        for version in KNOWN_PROTOCOL_VERSIONS:
-            serialized = []
-            for index, chunk in enumerate(chunks):
-                result: dict[str, Any] = {"tools": [definitions[name] for name in chunk]}
-                if index + 1 in by_index:
-                    result["nextCursor"] = by_index[index + 1]
-                if version in MODERN_PROTOCOL_VERSIONS:
-                    result = modern_envelope(
-                        {**result, "ttlMs": LIST_TTL_MS, "cacheScope": CACHE_SCOPE}, server_info
-                    )
-                if any(definitions[name] is None or name in gated for name in chunk):
-                    # A factory's definition is built per request: keep the page as a
-                    # template, the factory's name where its definition goes.
-                    result["tools"] = [definitions[name] or name for name in chunk]
-                    dynamic.setdefault(version, {})[index] = result
-                    serialized.append(b"")
-                    continue
-                try:
-                    serialized.append(_serialize("tools/list", version, result))
-                except ValidationError as exc:
-                    raise ImproperlyConfigured(
-                        f"MCP tools/list page for {role.label} is not valid at {version}: {exc}"
-                    ) from exc
-            pages[version] = tuple(serialized)
+        pages, cursors, dynamic = _tool_pages(
+            names,
+            definitions,
+            page_size=page_size,
+            surface_digest=surface_digest,
+            server_info=server_info,
+            where=role.label,
+            gated=gated,
+        )
         try:
             features = build_features(
                 role,
@@ -276,14 +256,12 @@ def build_catalogue(
             key=role,
             digest=surface_digest,
             tools=MappingProxyType({spec.name: spec for spec in admitted}),
-            pages=MappingProxyType(pages),
-            cursors=MappingProxyType(cursors),
+            pages=pages,
+            cursors=cursors,
             features=features,
             raw_tools=MappingProxyType({r.name: r for r in raw_specs}),
             factories=MappingProxyType({f.name: f for f in admitted_factories}),
-            dynamic_pages=MappingProxyType(
-                {version: MappingProxyType(p) for version, p in dynamic.items()}
-            ),
+            dynamic_pages=dynamic,
         )
     has_completions = any(t.completers for t in resources.templates()) or any(
         p.completers for p in prompts.specs()
@@ -339,6 +317,123 @@ def build_catalogue(
             ]
         ),
     )
+
+
+def _tool_pages(
+    names: list[str],
+    definitions: Mapping[str, dict[str, Any] | None],
+    *,
+    page_size: int,
+    surface_digest: str,
+    server_info: Mapping[str, Any],
+    where: str,
+    gated: frozenset[str] | set[str] = frozenset(),
+) -> tuple[
+    Mapping[str, tuple[bytes, ...]], Mapping[str, int], Mapping[str, Mapping[int, dict[str, Any]]]
+]:
+    """Serialize the ``tools/list`` pages of ``names`` for every known protocol version.
+
+    Returns the pages, the cursor table and the page templates holding a factory's tool or a
+    tool whose policy is decided per user (``gated``).
+
+    Raises:
+        ImproperlyConfigured: a page is not a valid wire result at some version.
+    """
+    from django.core.exceptions import ImproperlyConfigured
+    from pydantic import ValidationError
+
+    chunks = [names[i : i + page_size] for i in range(0, len(names), page_size)] or [[]]
+    cursors = {_cursor(surface_digest, index): index for index in range(1, len(chunks))}
+    by_index = {index: cursor for cursor, index in cursors.items()}
+    pages: dict[str, tuple[bytes, ...]] = {}
+    dynamic: dict[str, dict[int, dict[str, Any]]] = {}
+    for version in KNOWN_PROTOCOL_VERSIONS:
+        serialized = []
+        for index, chunk in enumerate(chunks):
+            result: dict[str, Any] = {"tools": [definitions[name] for name in chunk]}
+            if index + 1 in by_index:
+                result["nextCursor"] = by_index[index + 1]
+            if version in MODERN_PROTOCOL_VERSIONS:
+                result = modern_envelope(
+                    {**result, "ttlMs": LIST_TTL_MS, "cacheScope": CACHE_SCOPE}, dict(server_info)
+                )
+            if any(definitions[name] is None or name in gated for name in chunk):
+                # A factory's definition is built per request: keep the page as a
+                # template, the factory's name where its definition goes.
+                result["tools"] = [definitions[name] or name for name in chunk]
+                dynamic.setdefault(version, {})[index] = result
+                serialized.append(b"")
+                continue
+            try:
+                serialized.append(_serialize("tools/list", version, result))
+            except ValidationError as exc:
+                raise ImproperlyConfigured(
+                    f"MCP tools/list page for {where} is not valid at {version}: {exc}"
+                ) from exc
+        pages[version] = tuple(serialized)
+    return (
+        MappingProxyType(pages),
+        MappingProxyType(cursors),
+        MappingProxyType({version: MappingProxyType(p) for version, p in dynamic.items()}),
+    )
+
+
+# Narrowed surfaces by (surface digest, switch state): one per state ever seen, not per tenant.
+_NARROWED_MAX: Final = 1024
+_narrowed: dict[tuple[str, Any], Surface] = {}
+
+
+def narrowed(
+    catalogue: Catalogue, surface: Surface, state: Any, admits: Callable[[Any], bool]
+) -> Surface:
+    """``surface`` without the tools ``admits`` refuses; built once per ``state`` (hashable:
+    what ``admits`` decides by) and kept, so a request pays a dict lookup.
+
+    The prepared surface stays as it is: this is the same surface with fewer tools, its
+    ``tools/list`` pages and cursors rebuilt for them (a cursor of the full listing is not one
+    of the narrowed listing's, and is refused like any foreign cursor).
+    """
+    key = (surface.digest, state)
+    found = _narrowed.get(key)
+    if found is not None:
+        return found
+    tools = {name: spec for name, spec in surface.tools.items() if admits(spec)}
+    raw_tools = {name: spec for name, spec in surface.raw_tools.items() if admits(spec)}
+    factories = {name: spec for name, spec in surface.factories.items() if admits(spec)}
+    definitions: dict[str, dict[str, Any] | None] = {
+        **{name: spec.wire_definition() for name, spec in tools.items()},
+        **{name: spec.wire_definition() for name, spec in raw_tools.items()},
+        **dict.fromkeys(factories),
+    }
+    names = sorted(definitions)
+    digest = hashlib.sha256(f"{surface.digest}:{','.join(names)}".encode()).hexdigest()
+    pages, cursors, dynamic = _tool_pages(
+        names,
+        definitions,
+        page_size=catalogue.page_size,
+        surface_digest=digest,
+        server_info=catalogue.server_info,
+        where=f"{surface.key.label} (narrowed)",
+        gated={
+            name
+            for name, spec in [*tools.items(), *raw_tools.items()]
+            if getattr(getattr(spec, "policy", None), "per_user", False)
+        },
+    )
+    built = replace(
+        surface,
+        digest=digest,
+        tools=MappingProxyType(tools),
+        raw_tools=MappingProxyType(raw_tools),
+        factories=MappingProxyType(factories),
+        pages=pages,
+        cursors=cursors,
+        dynamic_pages=dynamic,
+    )
+    if len(_narrowed) >= _NARROWED_MAX:
+        _narrowed.clear()
+    _narrowed[key] = built
+    return built
 
 
 _active: list[Catalogue] = []

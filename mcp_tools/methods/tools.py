@@ -28,6 +28,7 @@ from mcp_tools import (
     requeststate,
     scopes,
     streaming,
+    switches,
     tasks,
 )
 from mcp_tools.codes import CODE_INTERNAL
@@ -122,7 +123,10 @@ async def _call(req: RpcRequest, spec: Any) -> Reply | StreamReply:
         exchange.loose_answers = req.input_responses
 
     if isinstance(spec, ToolFactorySpec):
-        job = functools.partial(runner.job, runner.run_factory, spec, ctx, arguments, opened=opened)
+        build = (
+            switches.guarded(runner.run_factory) if switches.limited(spec) else runner.run_factory
+        )
+        job = functools.partial(runner.job, build, spec, ctx, arguments, opened=opened)
     else:
 
         def to_task() -> Any:
@@ -142,6 +146,8 @@ async def _call(req: RpcRequest, spec: Any) -> Reply | StreamReply:
 
         # 2025-11-25: a client that asked for a task up front has the whole tool run as one.
         work = runner.hand_over if negotiated and req.era.tasks_up_front else runner.run_tool
+        if switches.limited(spec):  # quotas: counted in the worker, before the tool runs
+            work = switches.guarded(work)
         job = functools.partial(
             runner.job, work, spec, ctx, validated, opened=opened, on_task=to_task
         )

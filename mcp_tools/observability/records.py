@@ -31,9 +31,9 @@ from typing import Any, Final, TypeVar
 
 from mcp_types import CLIENT_INFO_META_KEY
 
-from mcp_tools import conf
+from mcp_tools import audit, conf
 from mcp_tools.observability import metrics, tracing
-from mcp_tools.registry import REPLAYED_FIELD
+from mcp_tools.registry import IDEMPOTENCY_KEY_ALIAS, REPLAYED_FIELD
 from tenancy import rate_limited as rate_limited_signal
 
 logger = logging.getLogger(__name__)
@@ -134,6 +134,9 @@ class ToolCall:
         self.trace_id: str | None = None
         self.span_id: str | None = None
         self.parent_trace_id: str | None = None
+        # What the stored call audit keeps beside the record's fields (mcp_tools.audit.note);
+        # None: not audited.
+        self.audit: dict[str, Any] | None = None
         self._started = time.perf_counter()
 
     @property
@@ -224,6 +227,7 @@ class ToolCall:
             tracing.end(self)
             metrics.observe_call(self)
             _log(self)
+            audit.record(self)  # the stored call audit: queued, written off the request's path
         except Exception:
             logger.exception("recording a tool call failed (request %s)", self.request_id)
 
@@ -366,11 +370,17 @@ def observed_tool_call(
             arguments=params.get("arguments"),
             declared=schema.get("properties", {}),
         ) as call:
+            audit.note(call, req.ctx, spec, params.get("arguments"), _key(params))
             reply = await handler(req, spec)
             call.reply(reply)
             return reply
 
     return observed
+
+
+def _key(params: Mapping[str, Any]) -> Any:
+    arguments = params.get("arguments")
+    return arguments.get(IDEMPOTENCY_KEY_ALIAS) if isinstance(arguments, Mapping) else None
 
 
 def rate_limited(request: Any, *, group: str, protocol: str = "mcp") -> None:

@@ -12,7 +12,7 @@ import logging
 import uuid
 from collections.abc import Mapping
 from contextlib import ExitStack
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 
 from asgiref.sync import sync_to_async
 from django.http import HttpRequest
@@ -20,7 +20,7 @@ from mcp_types import methods as wire_methods
 from mcp_types.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND
 from pydantic import ValidationError
 
-from mcp_tools import _jsonrpc, context, surfaces
+from mcp_tools import _jsonrpc, context, surfaces, switches
 from mcp_tools.codes import FORBIDDEN
 from mcp_tools.exceptions import CallContextRefusedError, UnknownSurfaceError
 from mcp_tools.exchange import Exchange
@@ -33,6 +33,8 @@ if TYPE_CHECKING:
     from mcp_tools.eras import Era
 
 logger = logging.getLogger("mcp_tools.views")
+# The methods a tenant's switches narrow the surface for (mcp_tools.switches).
+NARROWED_METHODS: Final = frozenset({"tools/list", "tools/call"})
 security_logger = logging.getLogger("mcp_tools.security")
 
 
@@ -81,6 +83,9 @@ async def serve(
             # A has_perm policy: the user's permissions, read once for this request in a
             # thread (they may need the database), before any policy asks for them.
             await sync_to_async(load_permissions)(ctx.actor)
+        method = message.method
+        if method in NARROWED_METHODS:  # tenant switches: discovery and calls see one surface
+            surface = await switches.narrowed_surface(catalogue, surface, ctx)
         req = RpcRequest(
             message=message,
             era=era,
@@ -95,7 +100,6 @@ async def serve(
             input_responses=input_responses or {},
             streamable=streamable,
         )
-        method = message.method
         assert method is not None
         entry = era.methods.get(method)
         if entry is None:

@@ -1,0 +1,252 @@
+"""The stored call audit: one ``CallAudit`` row per MCP tool call and A2A skill call.
+
+Optional (``MCP_TOOLS_AUDIT``). A call of a tool the caller's surface holds is noted on its
+``ToolCall`` record (``note``: the credential, the idempotency key it used, the argument values
+its redaction policy allows); when the record finishes, ``record`` hands one row to the
+process's ``AuditWriter``: a bounded queue drained by one background thread that writes rows
+in batches (``bulk_create``) on its own connection. The request never waits for the database:
+a full queue drops the row (counted, logged at WARNING) rather than slow the call down. The
+queue is flushed at interpreter exit (``atexit``) and by ``flush()``.
+
+A name that is no tool of the caller's surface (unknown or hidden) gets no row: the call log
+keeps it (``mcp_tools.calls``), the audit records tool calls, not probes.
+"""
+
+from __future__ import annotations
+
+import atexit
+import datetime as dt
+import logging
+import queue
+import threading
+import time
+from collections.abc import Callable, Mapping
+from typing import Any, Final
+
+from django.db import DatabaseError, connection
+
+from mcp_tools import conf
+
+logger = logging.getLogger(__name__)
+
+# Credential kinds (``CallAudit.credential``).
+TOKEN: Final = "token"
+OAUTH: Final = "oauth"
+SESSION: Final = "session"
+# A stored argument value longer than this (as JSON text) is replaced by a marker.
+MAX_VALUE_CHARS: Final = 512
+_TRUNCATED: Final = "…(truncated)"
+
+
+def enabled() -> bool:
+    """The project keeps a stored call audit (``MCP_TOOLS_AUDIT``)."""
+    return bool(conf.get("AUDIT"))
+
+
+def credential_of(actor: Any) -> tuple[int | None, str]:
+    """``(token_id, kind)`` of the credential ``actor`` called with."""
+    token_id = getattr(actor, "token_id", None)
+    if token_id is not None:
+        return token_id, TOKEN
+    return None, OAUTH if getattr(actor, "scopes", None) is not None else SESSION
+
+
+def _bounded(value: Any) -> Any:
+    if isinstance(value, str | int | float | bool) or value is None:
+        return (
+            value[:MAX_VALUE_CHARS] + _TRUNCATED
+            if isinstance(value, str) and len(value) > MAX_VALUE_CHARS
+            else value
+        )
+    text = repr(value)
+    return value if len(text) <= MAX_VALUE_CHARS else _TRUNCATED
+
+
+def kept_arguments(spec: Any, arguments: Any) -> dict[str, Any] | None:
+    """The argument values ``spec``'s redaction policy lets the audit keep (``None``: none).
+
+    ``audit_arguments`` names them, or is ``callable(arguments) -> mapping`` deciding itself;
+    unset keeps no value at all (the default: argument values are the caller's data).
+    """
+    policy = getattr(spec, "audit_arguments", None)
+    if policy is None or not isinstance(arguments, Mapping):
+        return None
+    if callable(policy):
+        try:
+            kept: Mapping[str, Any] = policy(arguments)
+        except Exception:
+            # A broken policy must not leak what it was meant to redact, nor fail the call.
+            logger.exception("the audit_arguments policy of %s failed", getattr(spec, "name", "?"))
+            return None
+        return {str(k): _bounded(v) for k, v in kept.items()}
+    return {name: _bounded(arguments[name]) for name in policy if name in arguments}
+
+
+def note(call: Any, ctx: Any, spec: Any, arguments: Any, idempotency_key: Any = None) -> None:
+    """Mark ``call`` (a ``ToolCall``) as audited: a call of ``spec`` made with ``ctx``.
+
+    A no-op while the audit is off, and for a name no tool of the caller's surface answers to
+    (``spec`` is ``None``): hidden and unknown names are never audited.
+    """
+    if spec is None or not enabled():
+        return
+    token_id, credential = credential_of(ctx.actor)
+    key = ""
+    if isinstance(idempotency_key, str) and not getattr(spec, "read_only", True):
+        from idempotency import sha256_hex
+
+        key = sha256_hex(idempotency_key)
+    call.audit = {
+        "token_id": token_id,
+        "credential": credential,
+        "idempotency_key": key,
+        "arguments": kept_arguments(spec, arguments),
+    }
+
+
+def record(call: Any) -> None:
+    """Queue the audit row of a finished, audited ``call`` (no I/O on the caller's thread)."""
+    noted = getattr(call, "audit", None)
+    if noted is None:
+        return
+    duration = call.duration_seconds
+    writer().put(
+        {
+            **noted,
+            "at": dt.datetime.now(dt.UTC),
+            "tenant_key": str(call.tenant_id),
+            "actor_id": "" if call.actor_id is None else str(call.actor_id),
+            "role": call.role or "",
+            "tool": call.tool or "",
+            "protocol": call.protocol,
+            "era": call.era or "",
+            "protocol_version": call.protocol_version or "",
+            "outcome": call.outcome or "",
+            "error_code": call.error_code or "",
+            "replayed": call.replayed,
+            "duration_ms": None if duration is None else round(duration * 1000, 3),
+            "request_id": call.request_id or "",
+        }
+    )
+
+
+class AuditWriter:
+    """A bounded queue of audit rows and the daemon thread that writes them in batches."""
+
+    def __init__(
+        self,
+        *,
+        max_queue: int,
+        batch_size: int,
+        linger_seconds: float,
+        write: Callable[[list[dict[str, Any]]], None] | None = None,
+    ) -> None:
+        self._queue: queue.Queue[dict[str, Any]] = queue.Queue(maxsize=max_queue)
+        self.batch_size = max(batch_size, 1)
+        self.linger_seconds = max(linger_seconds, 0.0)
+        self._write = write or write_rows
+        self._idle = idle if write is None else (lambda: None)
+        self._thread: threading.Thread | None = None
+        self._lock = threading.Lock()
+        self.dropped = 0
+        self._last_warning = 0.0
+
+    def put(self, row: dict[str, Any]) -> None:
+        """Queue ``row``; drop it (counted) when the queue is full."""
+        if self._thread is None:
+            self._start()
+        try:
+            self._queue.put_nowait(row)
+        except queue.Full:
+            self.dropped += 1
+            now = time.monotonic()
+            if now - self._last_warning > 10:
+                self._last_warning = now
+                logger.warning("call audit queue full: %d row(s) dropped so far", self.dropped)
+
+    def _start(self) -> None:
+        with self._lock:
+            if self._thread is None:
+                thread = threading.Thread(target=self._run, name="mcp-audit-writer", daemon=True)
+                thread.start()
+                self._thread = thread
+
+    def _run(self) -> None:
+        while True:
+            batch = [self._queue.get()]
+            # Sleep instead of waiting on the queue: rows put meanwhile wake nobody, so a
+            # busy server pays one thread wake-up per batch, not one per call.
+            if self.linger_seconds:
+                time.sleep(self.linger_seconds)
+            while len(batch) < self.batch_size:
+                try:
+                    batch.append(self._queue.get_nowait())
+                except queue.Empty:
+                    break
+            try:
+                self._write(batch)
+            except Exception:
+                # The writer thread must outlive any one failed batch.
+                logger.exception("writing %d call audit row(s) failed", len(batch))
+            finally:
+                for _ in batch:
+                    self._queue.task_done()
+            if self._queue.empty():
+                self._idle()
+
+    def flush(self) -> None:
+        """Block until every row queued so far is written (or failed)."""
+        if self._thread is not None:
+            self._queue.join()
+
+
+def write_rows(rows: list[dict[str, Any]]) -> None:
+    """Insert ``rows`` in one statement on this thread's own connection."""
+    from mcp_tools.models import CallAudit
+
+    try:
+        CallAudit.objects.bulk_create([CallAudit(**row) for row in rows])
+    except DatabaseError:
+        logger.exception("call audit rows lost: the database refused %d row(s)", len(rows))
+        connection.close()
+
+
+def idle() -> None:
+    """The writer has nothing queued: hand its connection back. Kept while rows keep coming,
+    an idle one would hold a pool slot (and keep a test database from being dropped)."""
+    connection.close()
+
+
+_writer: list[AuditWriter] = []
+_writer_lock = threading.Lock()
+
+
+def writer() -> AuditWriter:
+    """This process's writer (started on first use, flushed at exit)."""
+    if not _writer:
+        with _writer_lock:
+            if not _writer:
+                _writer.append(
+                    AuditWriter(
+                        max_queue=int(conf.get("AUDIT_QUEUE_SIZE")),
+                        batch_size=int(conf.get("AUDIT_BATCH_SIZE")),
+                        linger_seconds=float(conf.get("AUDIT_LINGER_SECONDS")),
+                    )
+                )
+                atexit.register(flush)
+    return _writer[0]
+
+
+def flush() -> None:
+    """Write every queued audit row now (tests; shutdown)."""
+    if _writer:
+        _writer[0].flush()
+
+
+def purge(*, older_than: dt.timedelta) -> int:
+    """Delete audit rows older than ``older_than``; returns how many."""
+    from mcp_tools.models import CallAudit
+
+    cutoff = dt.datetime.now(dt.UTC) - older_than
+    deleted, _ = CallAudit.objects.filter(at__lt=cutoff).delete()
+    return deleted
