@@ -49,7 +49,7 @@ CAPABILITY_OF: Final = {
     "sampling/createMessage": "sampling",
     "roots/list": "roots",
 }
-Delivery = Literal["accepted", "unknown", "answered"]
+Delivery = Literal["accepted", "unknown", "answered", "not ours"]
 
 # Requests waited for on this process: request id → event set when its answer is delivered.
 _waiting: dict[str, threading.Event] = {}
@@ -183,12 +183,13 @@ def deliver(tenant: Any, owner: Any, response: Mapping[str, Any]) -> Delivery:
 
     ``accepted``: the waiting call gets it. ``unknown``: no such request was sent to this
     member (or it expired). ``answered``: it was answered before (a replay is never delivered).
+    ``not ours``: the id is not one this server hands out (nothing to match it to).
     """
     from mcp_tools.models import ClientRequest
 
     request_id = response.get("id")
     if not isinstance(request_id, str) or not request_id.startswith(ID_PREFIX):
-        return "unknown"
+        return "not ours"
     if "result" in response:
         answer: dict[str, Any] = {"result": response["result"]}
     else:

@@ -140,10 +140,11 @@ class Handshake(Era):
 
 
 async def _delivered(tenant_id: Any, user_id: Any, message: _jsonrpc.Message) -> Reply:
-    """202 for an answer filed for its waiting call; 404 (unknown to this member) or 409
-    (answered before: a replay) otherwise, nothing delivered."""
+    """202 for an answer filed for its waiting call (or one whose id this server never hands
+    out: nothing to match it to); 404 (unknown to this member) or 409 (answered before: a
+    replay) otherwise, nothing delivered."""
     delivery = await sync_to_async(mailbox.deliver)(tenant_id, user_id, message.raw)
-    if delivery == "accepted":
+    if delivery in ("accepted", "not ours"):
         return ACCEPTED
     status, text = _UNDELIVERED[delivery]
     return Reply(status, _jsonrpc.error_bytes(None, INVALID_PARAMS, text, {"reason": delivery}))
