@@ -33,7 +33,7 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal
 
-from django.db import IntegrityError, transaction
+from django.db import IntegrityError, connections, transaction
 from django.utils import timezone
 
 from mcp_tools.exchange import CallCancelled, ClientCapabilityMissing
@@ -113,10 +113,32 @@ class StreamAsker:
     def ask(self, request: Mapping[str, Any]) -> dict[str, Any]:
         """Send ``request`` (``{"method", "params"}``) on the stream; the client's result.
 
+        The mailbox is written and read on a thread of its own, with its own connection: a
+        write tool asks inside its transaction, where a row it created would stay invisible
+        to the replica that receives the answer until the tool commits.
+
         Raises:
             ClientCapabilityMissing: the client answered with an error (it cannot do this).
             CallCancelled: the stream closed, or the call's deadline passed, before an answer.
         """
+        outcome: list[dict[str, Any] | BaseException] = []
+
+        def own_connection() -> None:
+            try:
+                outcome.append(self._ask(request))
+            except BaseException as raised:  # re-raised in the caller's thread
+                outcome.append(raised)
+            finally:
+                connections.close_all()  # this thread's connections only
+
+        asking = threading.Thread(target=own_connection, name="mcp-ask", daemon=True)
+        asking.start()
+        asking.join()
+        if isinstance(outcome[0], BaseException):
+            raise outcome[0]
+        return outcome[0]
+
+    def _ask(self, request: Mapping[str, Any]) -> dict[str, Any]:
         from mcp_tools.models import ClientRequest
 
         method = str(request.get("method"))
