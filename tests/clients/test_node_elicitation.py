@@ -95,9 +95,10 @@ def test_typescript_sdk_1x_confirms_a_submit_through_its_elicitation_handler(
 
     refusal = tool_error(returned(declined))
     assert refusal["code"] == "DailyEntry.SubmitNotConfirmed", refusal
-    assert DailyEntry.objects.unscoped("test: read back").get(pk=declined_id).status == "Draft"  # declining wrote nothing
+    entries = DailyEntry.objects.unscoped("test: read back what the server wrote")
+    assert entries.get(pk=declined_id).status == "Draft"  # declining wrote nothing
 
     submitted = returned(confirmed)
     assert submitted["isError"] is False, submitted
     assert submitted["structuredContent"]["status"] == "Submitted"
-    assert DailyEntry.objects.unscoped("test: read back").get(pk=confirmed_id).status == "Submitted"
+    assert entries.get(pk=confirmed_id).status == "Submitted"
