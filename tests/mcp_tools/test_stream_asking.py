@@ -161,15 +161,15 @@ def test_an_answer_posted_to_another_replica_reaches_only_its_members_call_once(
 def test_each_call_receives_the_answer_to_its_own_request_only(
     replicas: tuple[ServerURL, ServerURL], members: dict[str, str]
 ) -> None:
-    """Mutation: let a waiting call read any answered row of its member and tool (no
-    ``request_id`` in ``StreamAsker._wait``'s filter) → the second call takes the answer meant
-    for the first → red."""
+    """Mutation: let a waiting call read any answered row of its member, tool and call id (no
+    ``request_id`` in ``StreamAsker._wait``'s filter) → the second call (two clients of one
+    member, both numbering their call 51) takes the answer meant for the first → red."""
     one, two = replicas
     ann = members["ann"]
     _initialize(one, ann, {"elicitation": {}})
     first = Call(one, ann, 51, {"message": "first"})
     first_asked = first.next()
-    second = Call(two, ann, 52, {"message": "second"})
+    second = Call(two, ann, 51, {"message": "second"})
     second_asked = second.next()
     assert first_asked["id"] != second_asked["id"]
 
