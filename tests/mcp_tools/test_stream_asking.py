@@ -155,8 +155,8 @@ def test_an_answer_posted_to_another_replica_reaches_only_its_members_call_once(
 
 @mutation(
     "mcp_tools/mailbox.py",
-    find="            request_id=request_id,\n            tenant_key=self.tenant,\n",
-    replace="            tenant_key=self.tenant,\n",
+    find="        mine = ClientRequest.objects.filter(\n            request_id=request_id,\n",
+    replace="        mine = ClientRequest.objects.filter(\n",
 )
 def test_each_call_receives_the_answer_to_its_own_request_only(
     replicas: tuple[ServerURL, ServerURL], members: dict[str, str]
