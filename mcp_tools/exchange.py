@@ -12,6 +12,9 @@ the dispatcher and dropped with it. There is no session and no server-held strea
   ``InputRequiredResult``; the client answers by repeating the call with ``inputResponses`` and
   the signed ``requestState`` (``mcp_tools.requeststate``), and the tool runs again from the top
   with the answers available. A tool therefore asks before it acts.
+- Input requests in the handshake era (2025-11-25) go out on the call's own response stream
+  and the tool waits for the answer (an ``Asker``: ``mcp_tools.mailbox``); the same tool code
+  serves both eras.
 """
 
 from __future__ import annotations
@@ -20,7 +23,7 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Final, Generic, Literal, TypeVar
+from typing import Any, Final, Generic, Literal, Protocol, TypeVar
 
 from pydantic import BaseModel, ValidationError
 
@@ -102,6 +105,14 @@ class TaskHooks:
         raise NotImplementedError("task hooks must provide cancelled()")
 
 
+class Asker(Protocol):
+    """Asks the client during the call and waits (2025-11-25, ``mcp_tools.mailbox``)."""
+
+    def supports(self, capability: str) -> bool: ...
+
+    def ask(self, request: Mapping[str, Any]) -> dict[str, Any]: ...
+
+
 @dataclass
 class Exchange:
     """One request's channel to its client. Built by the dispatcher, never by a tool."""
@@ -123,6 +134,8 @@ class Exchange:
     # Set while a task runs the tool in a worker: progress and cancellation go to the task.
     task: TaskHooks | None = None
     deadline: float | None = None
+    # 2025-11-25 on a stream: input requests are sent on it and answered by a separate POST.
+    asker: Asker | None = None
     # Set (from the event loop) when the request is cancelled; read by the worker thread.
     _cancelled: threading.Event = field(default_factory=threading.Event, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
@@ -130,10 +143,14 @@ class Exchange:
     # --- notifications ---------------------------------------------------------------------
 
     def emit(self, method: str, params: dict[str, Any]) -> None:
+        self.send({"jsonrpc": "2.0", "method": method, "params": params})
+
+    def send(self, message: dict[str, Any]) -> None:
+        """Put one JSON-RPC message on the response stream (dropped without one)."""
         sink = self.sink
         if sink is not None:
             with self._lock:
-                sink({"jsonrpc": "2.0", "method": method, "params": params})
+                sink(message)
 
     def report_progress(
         self, progress: float, total: float | None = None, message: str | None = None
@@ -165,7 +182,10 @@ class Exchange:
 
     def client_supports(self, capability: str) -> bool:
         """``elicitation``, ``sampling``, ``roots`` or an extension id, declared on this
-        request. Always False in the handshake era (no input requests without a session)."""
+        request (2026-07-28), or at the member's last ``initialize`` when this call can ask on
+        its stream (2025-11-25); otherwise False."""
+        if self.asker is not None:
+            return self.asker.supports(capability)
         if not self.can_ask or not isinstance(self.capabilities, Mapping):
             return False
         if capability in self.capabilities:
@@ -193,6 +213,8 @@ class Exchange:
                 missing[capability] = {}
         if missing:
             raise ClientCapabilityMissing(missing)
+        if self.asker is not None:
+            return self._ask_now(requests)
         found: dict[str, Any] = {}
         pending: dict[str, dict[str, Any]] = {}
         for key, request in requests.items():
@@ -206,6 +228,15 @@ class Exchange:
         if pending:
             raise InputRequired(pending)
         return found
+
+    def _ask_now(self, requests: Mapping[str, dict[str, Any]]) -> dict[str, Any]:
+        """2025-11-25: ask on the stream, one request at a time; an answer is kept for its key
+        (asked again only when it does not fit, like a form answer ``elicit`` refuses)."""
+        assert self.asker is not None
+        for key, request in requests.items():
+            while not _answers(request, self.answers.get(key)):
+                self.answers[key] = self.asker.ask(request)
+        return {key: self.answers[key] for key in requests}
 
     def elicit(
         self,

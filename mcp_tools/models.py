@@ -1,7 +1,8 @@
 """``mcp_tools`` tables: the one-time ledger of request states, the task store, the stored
-call audit and the tenants' switches.
+call audit and the tenants' switches, and the mailbox of server-to-client requests
+(2025-11-25) with the capabilities members declared.
 
-Both hold what every replica must agree on (a request state redeemed on one replica is refused
+All hold what every replica must agree on (a request state redeemed on one replica is refused
 on all; a task created on one is answered by any), so they live in the database, never in
 process memory. ``manage.py purge_mcp_tools`` sweeps expired rows.
 """
@@ -142,3 +143,42 @@ class TenantSwitches(models.Model):
     class Meta:
         db_table = "mcp_tools_tenant_switches"
         verbose_name_plural = "tenant switches"
+
+
+class ClientRequest(models.Model):
+    """A request the server sent a client on a ``tools/call`` response stream (2025-11-25),
+    waiting for the client's answer, which arrives as a separate POST on any replica
+    (``mcp_tools.mailbox``). Bound to the tenant, the member, the tool and the call's id;
+    answered once."""
+
+    request_id = models.CharField(max_length=64, primary_key=True)
+    tenant_key = models.CharField(max_length=64)
+    owner_key = models.CharField(max_length=64)
+    tool = models.CharField(max_length=200)
+    call_id = models.CharField(max_length=200)
+    method = models.CharField(max_length=64)
+    # The client's JSON-RPC response: {"result": …} or {"error": …}; null until it arrives.
+    answer = models.JSONField(null=True)
+    answered_at = models.DateTimeField(null=True)
+    expires_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        db_table = "mcp_tools_client_request"
+
+
+class ClientDeclaration(models.Model):
+    """The client capabilities a member declared at their last ``initialize`` (2025-11-25):
+    whether a later ``tools/call`` may ask that member's client for input on its stream."""
+
+    tenant_key = models.CharField(max_length=64)
+    owner_key = models.CharField(max_length=64)
+    capabilities = models.JSONField(default=dict)
+    declared_at = models.DateTimeField()
+
+    class Meta:
+        db_table = "mcp_tools_client_declaration"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["tenant_key", "owner_key"], name="mcp_declaration_owner"
+            )
+        ]

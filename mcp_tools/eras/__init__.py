@@ -45,6 +45,9 @@ class Era:
     cache_fields: ClassVar[Mapping[str, Any]]
     # The client may be asked for input (elicitation, sampling, roots) on this request.
     can_ask: ClassVar[bool]
+    # A tool asks by sending the request on the call's response stream and waiting for the
+    # client's answer, POSTed separately (2025-11-25, ``mcp_tools.mailbox``).
+    asks_on_stream: ClassVar[bool] = False
 
     # A task requested on the call runs the whole tool as one (2025-11-25 ``params.task``),
     # rather than from the tool's ``ctx.continue_as_task()`` on (2026-07-28).

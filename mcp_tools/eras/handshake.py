@@ -1,11 +1,13 @@
 """The handshake era (2024-11-05 … 2025-11-25), served statelessly.
 
-``initialize`` negotiates a version but creates no state: ``tools/list`` and ``tools/call``
-work without it. JSON-RPC errors travel with HTTP 200. Client capabilities were declared once,
-at ``initialize``, which a stateless server does not remember: none are known on a request, so
-no input can be asked for. Log messages stream at ``MCP_TOOLS_LOG_LEVEL`` (``logging/setLevel``
-is accepted, not remembered). Tasks are the 2025-11-25 core tasks: ``params.task`` on
-``tools/call`` runs the whole tool as one; ``tasks/get``, ``tasks/result``, ``tasks/cancel``.
+``initialize`` negotiates a version but creates no session: ``tools/list`` and ``tools/call``
+work without it. JSON-RPC errors travel with HTTP 200. The client capabilities declared at
+``initialize`` are kept per member (``mcp_tools.mailbox``): a ``tools/call`` answered as a
+stream may ask that client for input, sending the request on the stream; the client's answer
+is a JSON-RPC response POSTed separately (202), delivered through the database. Log messages
+stream at ``MCP_TOOLS_LOG_LEVEL`` (``logging/setLevel`` is accepted, not remembered). Tasks
+are the 2025-11-25 core tasks: ``params.task`` on ``tools/call`` runs the whole tool as one;
+``tasks/get``, ``tasks/result``, ``tasks/cancel``.
 """
 
 from __future__ import annotations
@@ -14,10 +16,11 @@ from collections.abc import Mapping
 from types import MappingProxyType
 from typing import Any, Final
 
+from asgiref.sync import sync_to_async
 from django.http import HttpRequest
 from mcp_types.jsonrpc import INVALID_PARAMS
 
-from mcp_tools import _jsonrpc, cancellation, conf, tasks
+from mcp_tools import _jsonrpc, cancellation, conf, mailbox, tasks
 from mcp_tools.codes import CODE_CAPABILITY_REQUIRED
 from mcp_tools.eras import Era
 from mcp_tools.exchange import Exchange
@@ -45,6 +48,7 @@ class Handshake(Era):
     statuses = MappingProxyType({})
     cache_fields = MappingProxyType({})
     can_ask = False
+    asks_on_stream = True
     envelope = staticmethod(replies.plain)
     methods = MappingProxyType(
         {
@@ -67,11 +71,13 @@ class Handshake(Era):
         headers: Mapping[str, str],
         streamable: bool,
     ) -> Reply | StreamReply:
+        actor = getattr(request, "actor", None)
+        if message.kind == "response":
+            # The answer to a request a call sent on its stream (mcp_tools.mailbox).
+            return await _delivered(tenant.id, getattr(actor, "user_id", None), message)
         if message.kind != "request":
-            # Notifications, and responses (we never send requests: nothing to match them to).
             if message.kind == "notification" and message.method == "notifications/cancelled":
                 # Only this member's own call, and only on this process (mcp_tools.cancellation).
-                actor = getattr(request, "actor", None)
                 cancellation.cancel_notified(
                     tenant.id, getattr(actor, "user_id", None), message.params
                 )
@@ -85,7 +91,7 @@ class Handshake(Era):
             progress_token=token if _is_token(token) else None,
             log_level=str(conf.get("LOG_LEVEL")),
         )
-        return await router.serve(
+        reply = await router.serve(
             self,
             request,
             message,
@@ -96,6 +102,11 @@ class Handshake(Era):
             task_requested=isinstance(params.get("task"), Mapping),
             streamable=streamable,
         )
+        if message.method == "initialize" and isinstance(reply, Reply) and reply.status == 200:
+            await sync_to_async(mailbox.remember_capabilities)(
+                tenant.id, getattr(actor, "user_id", None), params.get("capabilities")
+            )
+        return reply
 
     def capability_outcome(self, outcome: runner.NeedsCapability) -> runner.Outcome:
         required = outcome.required
@@ -133,6 +144,23 @@ class Handshake(Era):
 
     def raw_result(self, value: dict[str, Any]) -> dict[str, Any]:
         return value
+
+
+async def _delivered(tenant_id: Any, user_id: Any, message: _jsonrpc.Message) -> Reply:
+    """202 for an answer filed for its waiting call (or one whose id this server never hands
+    out: nothing to match it to); 404 (unknown to this member) or 409 (answered before: a
+    replay) otherwise, nothing delivered."""
+    delivery = await sync_to_async(mailbox.deliver)(tenant_id, user_id, message.raw)
+    if delivery in ("accepted", "not ours"):
+        return ACCEPTED
+    status, text = _UNDELIVERED[delivery]
+    return Reply(status, _jsonrpc.error_bytes(None, INVALID_PARAMS, text, {"reason": delivery}))
+
+
+_UNDELIVERED: Final = {
+    "unknown": (404, "No request with this id is waiting for your answer"),
+    "answered": (409, "This request was answered already"),
+}
 
 
 def _is_token(token: Any) -> bool:

@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import time
 from typing import Any
 
 from mcp_types import methods as wire_methods
@@ -23,6 +24,8 @@ from pydantic import ValidationError
 from mcp_tools import (
     _jsonrpc,
     cancellation,
+    conf,
+    mailbox,
     observability,
     raw,
     requeststate,
@@ -152,7 +155,14 @@ async def _call(req: RpcRequest, spec: Any) -> Reply | StreamReply:
             runner.job, work, spec, ctx, validated, opened=opened, on_task=to_task
         )
 
-    if req.streamable and (exchange.progress_token is not None or exchange.log_level is not None):
+    if req.streamable and req.era.asks_on_stream:
+        # 2025-11-25: the tool may ask its client on this call's stream (mcp_tools.mailbox).
+        exchange.asker = _asker(req, spec.name)
+    if req.streamable and (
+        exchange.progress_token is not None
+        or exchange.log_level is not None
+        or exchange.asker is not None
+    ):
         return await _streamed(req, spec, arguments, job)
     try:
         # A closed response stream cancels the call (Django cancels this coroutine): the tool
@@ -183,9 +193,23 @@ def _settled(req: RpcRequest, spec: Any, arguments: Any, outcome: runner.Outcome
 
 
 _ASKS_INPUT = (
-    "This tool needs to ask the client for input (elicitation, sampling or roots), "
-    "which needs protocol 2026-07-28; this request speaks {version}."
+    "This tool needs to ask the client for input (elicitation, sampling or roots): declare it "
+    "at initialize and accept text/event-stream (protocol {version}), or use protocol "
+    "2026-07-28."
 )
+
+
+def _asker(req: RpcRequest, tool: str) -> mailbox.StreamAsker:
+    ctx, exchange = req.ctx, req.exchange
+    return mailbox.StreamAsker(
+        tenant=ctx.tenant_id,
+        owner=ctx.user_id,
+        tool=tool,
+        call_id=req.rid,
+        send=exchange.send,
+        cancelled=lambda: exchange.cancelled,
+        deadline=time.monotonic() + float(conf.get("CALL_TIMEOUT_SECONDS")),
+    )
 
 
 def _binding(req: RpcRequest, name: str, arguments: Any) -> requeststate.Binding:

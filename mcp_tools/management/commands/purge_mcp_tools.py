@@ -1,4 +1,5 @@
-"""``manage.py purge_mcp_tools``: delete expired tasks and redeemed request states.
+"""``manage.py purge_mcp_tools``: delete expired tasks, redeemed request states and
+server-to-client requests past their expiry.
 
 Safe to run from cron on every replica at once (each statement deletes what has expired).
 """
@@ -9,14 +10,22 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
+from mcp_tools import mailbox
 from mcp_tools.requeststate import purge_expired
 from mcp_tools.taskstore import TaskStore
 
 
 class Command(BaseCommand):
-    help = "Delete MCP tasks past their retention and request-state redemptions past expiry."
+    help = (
+        "Delete MCP tasks past their retention, request-state redemptions and client "
+        "requests past expiry."
+    )
 
     def handle(self, *args: Any, **options: Any) -> None:
         tasks = TaskStore().purge_expired()
         states = purge_expired()
-        self.stdout.write(f"purged {tasks} task(s), {states} request state redemption(s)")
+        asked = mailbox.purge_expired()
+        self.stdout.write(
+            f"purged {tasks} task(s), {states} request state redemption(s), "
+            f"{asked} client request(s)"
+        )

@@ -223,6 +223,126 @@ def streaming_elicitation(ctx: CallContext) -> str:
     return "no elicitation: this server never sends requests to the client"
 
 
+class SamplingArguments(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    prompt: str
+
+
+@tool(
+    name="test_sampling",
+    read_only=True,
+    mirrors_no_route=FIXTURE,
+    description="Asks the client's model (sampling/createMessage) and returns its answer.",
+)
+def sampling(ctx: CallContext, arguments: SamplingArguments) -> str:
+    answer = ctx.sample(
+        "sample",
+        messages=[{"role": "user", "content": {"type": "text", "text": arguments.prompt}}],
+        max_tokens=100,
+    )
+    content = answer.get("content") or {}
+    return f"LLM response: {content.get('text') if isinstance(content, dict) else content}"
+
+
+class ElicitationArguments(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    message: str
+
+
+class UserDetails(BaseModel):
+    username: str = Field(description="User's response")
+    email: str = Field(description="User's email address")
+
+
+@tool(
+    name="test_elicitation",
+    read_only=True,
+    mirrors_no_route=FIXTURE,
+    description="Asks the user (elicitation/create) for a username and an email.",
+)
+def elicitation(ctx: CallContext, arguments: ElicitationArguments) -> str:
+    answer = ctx.elicit("details", message=arguments.message, schema=UserDetails)
+    content = answer.content.model_dump() if isinstance(answer.content, BaseModel) else None
+    return f"User response: action={answer.action}, content={content}"
+
+
+def _elicited(ctx: CallContext, message: str, properties: dict[str, Any]) -> str:
+    schema = {"type": "object", "properties": properties}
+    request = {
+        "method": "elicitation/create",
+        "params": {"mode": "form", "message": message, "requestedSchema": schema},
+    }
+    answer = ctx.request_inputs({"form": request})["form"]
+    return f"Elicitation completed: action={answer['action']}, content={answer.get('content')}"
+
+
+@tool(
+    name="test_elicitation_sep1034_defaults",
+    read_only=True,
+    mirrors_no_route=FIXTURE,
+    description="Asks for a form whose every primitive has a default (SEP-1034).",
+)
+def elicitation_defaults(ctx: CallContext) -> str:
+    return _elicited(
+        ctx,
+        "Check the defaults",
+        {
+            "name": {"type": "string", "default": "John Doe"},
+            "age": {"type": "integer", "default": 30},
+            "score": {"type": "number", "default": 95.5},
+            "status": {
+                "type": "string",
+                "enum": ["active", "inactive", "pending"],
+                "default": "active",
+            },
+            "verified": {"type": "boolean", "default": True},
+        },
+    )
+
+
+@tool(
+    name="test_elicitation_sep1330_enums",
+    read_only=True,
+    mirrors_no_route=FIXTURE,
+    description="Asks for a form with the five enum shapes (SEP-1330).",
+)
+def elicitation_enums(ctx: CallContext) -> str:
+    options = ["option1", "option2", "option3"]
+    return _elicited(
+        ctx,
+        "Pick options",
+        {
+            "untitledSingle": {"type": "string", "enum": options},
+            "titledSingle": {
+                "type": "string",
+                "oneOf": [
+                    {"const": "value1", "title": "First Option"},
+                    {"const": "value2", "title": "Second Option"},
+                    {"const": "value3", "title": "Third Option"},
+                ],
+            },
+            "legacyEnum": {
+                "type": "string",
+                "enum": ["opt1", "opt2", "opt3"],
+                "enumNames": ["Option One", "Option Two", "Option Three"],
+            },
+            "untitledMulti": {"type": "array", "items": {"type": "string", "enum": options}},
+            "titledMulti": {
+                "type": "array",
+                "items": {
+                    "anyOf": [
+                        {"const": "value1", "title": "First Choice"},
+                        {"const": "value2", "title": "Second Choice"},
+                        {"const": "value3", "title": "Third Choice"},
+                    ]
+                },
+            },
+        },
+    )
+
+
 @tool(
     name="test_missing_capability",
     read_only=True,
