@@ -123,13 +123,16 @@ TASKS: dict[str, dict[str, object]] = {
 }
 if CLUCK_TASK_ENGINE == "rq":
     INSTALLED_APPS += ["django_rq", "django_tasks_rq"]
-    TASKS["default"] = {"BACKEND": "django_tasks_rq.RQBackend", "QUEUES": ["mcp_tools"]}
-    RQ_QUEUES = {
-        "mcp_tools": {
-            "URL": os.environ.get("CLUCK_TASK_REDIS_URL", "redis://127.0.0.1:6379/0"),
-            "DEFAULT_TIMEOUT": -1,  # mcp_tools bounds a task (MCP_TOOLS_TASK_TIMEOUT_SECONDS)
-        }
+    TASKS["default"] = {
+        "BACKEND": "django_tasks_rq.RQBackend",
+        "QUEUES": ["default", "mcp_tools"],
     }
+    _rq_queue = {
+        "URL": os.environ.get("CLUCK_TASK_REDIS_URL", "redis://127.0.0.1:6379/0"),
+        "DEFAULT_TIMEOUT": -1,  # mcp_tools bounds a task (MCP_TOOLS_TASK_TIMEOUT_SECONDS)
+    }
+    # Every queue the backend accepts must be an RQ queue ("default": django-tasks' own).
+    RQ_QUEUES = {"default": _rq_queue, "mcp_tools": _rq_queue}
 MCP_TOOLS_TASK_ENGINE = "in_process" if CLUCK_TASK_ENGINE == "in_process" else "django_tasks"
 MCP_TOOLS_TASK_QUEUE = "mcp_tools"
 # A running task renews this lease; past it its worker is presumed lost (retried or failed).

@@ -1,6 +1,8 @@
-"""``manage.py purge_mcp_tools``: delete expired tasks and redeemed request states.
+"""``manage.py purge_mcp_tools``: delete expired tasks and redeemed request states, and
+recover tasks whose worker was lost (queued again or failed, per the tool's ``task_retry``).
 
-Safe to run from cron on every replica at once (each statement deletes what has expired).
+Safe to run from cron on every replica at once (each statement deletes what has expired; a
+lost task is recovered by exactly one conditional update).
 """
 
 from __future__ import annotations
@@ -9,14 +11,18 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
+from mcp_tools import tasks as mcp_tasks
 from mcp_tools.requeststate import purge_expired
-from mcp_tools.taskstore import TaskStore
 
 
 class Command(BaseCommand):
     help = "Delete MCP tasks past their retention and request-state redemptions past expiry."
 
     def handle(self, *args: Any, **options: Any) -> None:
-        tasks = TaskStore().purge_expired()
+        tasks = mcp_tasks.store.purge_expired()
         states = purge_expired()
-        self.stdout.write(f"purged {tasks} task(s), {states} request state redemption(s)")
+        lost = mcp_tasks.store.reap_lapsed(limit=10_000)
+        self.stdout.write(
+            f"purged {tasks} task(s), {states} request state redemption(s); "
+            f"recovered {lost} task(s) whose worker was lost"
+        )
