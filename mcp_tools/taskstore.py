@@ -198,8 +198,8 @@ class TaskStore:
         by a live worker, expired or unknown) or has no attempt left: the job then does
         nothing. A duplicate job for one task (an engine that delivers twice) is harmless.
         """
-        if not isinstance(task_id, str) or not TASK_ID_RE.fullmatch(task_id):
-            return None
+        if not (isinstance(task_id, str) and TASK_ID_RE.fullmatch(task_id)):
+            return None  # only ids this store hands out reach SQL
         now = timezone.now()
         claimed = (
             self._rows()
