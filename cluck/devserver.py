@@ -2,10 +2,12 @@
 
 In order: claim the port (when it is taken nothing is started, issued or printed), pick the
 database (``DATABASE_URL``, else the embedded PostgreSQL under ``var/``, started if needed),
-migrate and seed, reuse or issue the demo token, print how to use it, and serve with uvicorn on
-the socket claimed at the start. On the way out (Ctrl-C, SIGTERM, SIGHUP) an embedded
-PostgreSQL that this process started is stopped again; one that was already running and an
-external ``DATABASE_URL`` are left alone.
+migrate and seed, start one task worker beside the server (``manage.py db_worker``, or
+``rqworker`` with ``CLUCK_TASK_ENGINE=rq``; none with ``in_process``), reuse or issue the demo
+token, print how to use it, and serve with uvicorn on the socket claimed at the start. On the
+way out (Ctrl-C, SIGTERM, SIGHUP) the worker is stopped, and an embedded PostgreSQL that this
+process started is stopped again; one that was already running and an external
+``DATABASE_URL`` are left alone.
 """
 
 from __future__ import annotations
@@ -32,6 +34,12 @@ DEMO_EMAIL: Final = "owner@sunrise.example"
 TOKEN_NAME: Final = "scripts/serve demo"
 TOKEN_FILE: Final = "demo-token"
 NEW_TOKEN_ENV: Final = "CLUCK_NEW_TOKEN"
+# The worker beside the server per CLUCK_TASK_ENGINE (cluck/settings.py; docs/deploying.md).
+TASK_WORKERS: Final = {
+    "db": ("db_worker", "--queue-name", "mcp_tools"),
+    "rq": ("rqworker", "--job-class", "django_tasks_rq.Job", "mcp_tools"),
+}
+WORKER_STOP_SECONDS: Final = 15
 
 
 class ServeError(Exception):
@@ -179,10 +187,42 @@ def demo_token(path: Path, *, renew: bool) -> tuple[str, str]:
     return raw, f"new, stored in {shown(path)}: {reason}"
 
 
-def banner(*, base: str, token: str, origin: str, database: str) -> str:
+def start_task_worker() -> subprocess.Popen[bytes] | None:
+    """One worker of the task engine (``None`` for the in-process development engine)."""
+    command = TASK_WORKERS.get(os.environ.get("CLUCK_TASK_ENGINE", "db"))
+    if command is None:
+        return None
+    return subprocess.Popen(
+        [sys.executable, str(devdb.PROJECT_DIR / "manage.py"), *command],
+        cwd=devdb.PROJECT_DIR,
+        env=os.environ.copy(),  # DATABASE_URL is set by now
+    )
+
+
+def stop_task_worker(worker: subprocess.Popen[bytes]) -> None:
+    """SIGTERM (the worker finishes the task in hand), then SIGKILL after a while: a task it
+    could not finish is requeued or failed through its lease (docs/deploying.md)."""
+    if worker.poll() is None:
+        worker.terminate()
+    try:
+        worker.wait(WORKER_STOP_SECONDS)
+    except subprocess.TimeoutExpired:
+        worker.kill()
+        worker.wait()
+
+
+def tasks_line(worker: subprocess.Popen[bytes] | None) -> str:
+    if worker is None:
+        return "in this process (CLUCK_TASK_ENGINE=in_process; development only)"
+    engine = os.environ.get("CLUCK_TASK_ENGINE", "db")
+    return f"a {TASK_WORKERS[engine][0]} beside the server (pid {worker.pid}), stopped on exit"
+
+
+def banner(*, base: str, token: str, origin: str, database: str, tasks: str = "") -> str:
     return f"""
   Cluck is running on {base}  (API docs: {base}/api/docs/)
   Database: {database}
+  Tasks: {tasks}
   Demo farms: sunrise (owner@sunrise.example, manager@, sales@, worker@, readonly@) and
   hillside (owner@hillside.example); demo password: cluck-demo-password
 
@@ -279,12 +319,22 @@ def main(argv: list[str] | None = None) -> int:
         print(f"./scripts/serve: {exc}", file=sys.stderr)
         return 1
     database: Database | None = None
+    worker: subprocess.Popen[bytes] | None = None
     try:
         database = open_database()
         prepare_database()
+        worker = start_task_worker()
         token, origin = demo_token(devdb.var_dir() / TOKEN_FILE, renew=renew)
         base = f"http://{HOST}:{port}"
-        print(banner(base=base, token=token, origin=origin, database=database.description))
+        print(
+            banner(
+                base=base,
+                token=token,
+                origin=origin,
+                database=database.description,
+                tasks=tasks_line(worker),
+            )
+        )
         sys.stdout.flush()
         run_uvicorn(sock)
         return 0
@@ -292,6 +342,8 @@ def main(argv: list[str] | None = None) -> int:
         return 130
     finally:
         sock.close()
+        if worker is not None:
+            stop_task_worker(worker)
         if database is not None and database.started is not None:
             stop_started_database(database.started)
 

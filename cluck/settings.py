@@ -109,6 +109,35 @@ INSTALLED_APPS = [
     *_env_list("CLUCK_EXTRA_APPS", []),
 ]
 
+# --- tasks: what runs MCP tasks and A2A long-running skills (docs/deploying.md "Workers") -----
+# CLUCK_TASK_ENGINE: "db" (default): Django's tasks framework on the database backend, run by
+# `manage.py db_worker` (./scripts/serve starts one); "rq": the same jobs on Redis (RQ), run by
+# `manage.py rqworker --job-class django_tasks_rq.Job mcp_tools`, Redis at CLUCK_TASK_REDIS_URL;
+# "in_process": threads of the web process (development and the in-process test suite only).
+CLUCK_TASK_ENGINE = os.environ.get("CLUCK_TASK_ENGINE", "db")
+if CLUCK_TASK_ENGINE not in ("db", "rq", "in_process"):
+    raise ValueError("CLUCK_TASK_ENGINE must be db, rq or in_process")
+INSTALLED_APPS += ["django_tasks", "django_tasks_db"]
+TASKS: dict[str, dict[str, object]] = {
+    "default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default", "mcp_tools"]}
+}
+if CLUCK_TASK_ENGINE == "rq":
+    INSTALLED_APPS += ["django_rq", "django_tasks_rq"]
+    TASKS["default"] = {
+        "BACKEND": "django_tasks_rq.RQBackend",
+        "QUEUES": ["default", "mcp_tools"],
+    }
+    _rq_queue = {
+        "URL": os.environ.get("CLUCK_TASK_REDIS_URL", "redis://127.0.0.1:6379/0"),
+        "DEFAULT_TIMEOUT": -1,  # mcp_tools bounds a task (MCP_TOOLS_TASK_TIMEOUT_SECONDS)
+    }
+    # Every queue the backend accepts must be an RQ queue ("default": django-tasks' own).
+    RQ_QUEUES = {"default": _rq_queue, "mcp_tools": _rq_queue}
+MCP_TOOLS_TASK_ENGINE = "in_process" if CLUCK_TASK_ENGINE == "in_process" else "django_tasks"
+MCP_TOOLS_TASK_QUEUE = "mcp_tools"
+# A running task renews this lease; past it its worker is presumed lost (retried or failed).
+MCP_TOOLS_TASK_LEASE_SECONDS = float(os.environ.get("MCP_TOOLS_TASK_LEASE_SECONDS", "60"))
+
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",

@@ -72,6 +72,12 @@ DEFAULTS: dict[str, Any] = {
     "TASK_TTL_SECONDS": 3600,
     "TASK_POLL_INTERVAL_MS": 500,
     "TASK_LEASE_SECONDS": 60.0,
+    # What runs tasks (mcp_tools.taskrunner): "django_tasks" (Django's tasks framework, on the
+    # TASKS backend TASK_BACKEND, queue TASK_QUEUE) or "in_process" (threads of the web
+    # process; development only).
+    "TASK_ENGINE": "django_tasks",
+    "TASK_BACKEND": "default",
+    "TASK_QUEUE": "default",
     # Completions: at most this many values per answer (the spec's own ceiling is 100).
     "MAX_COMPLETIONS": 100,
     # Raw tools (no CallContext, no tenant): registered only through @raw_tool and served only

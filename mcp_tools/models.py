@@ -65,6 +65,19 @@ class TaskRecord(models.Model):
     # The conversation the task belongs to, for a protocol that has one (A2A's ``contextId``);
     # empty for MCP tasks.
     context_id = models.CharField(max_length=255, blank=True, default="")
+    # What the task engine's worker needs to run the work again from this row alone (the job it
+    # is handed carries the task id, nothing else): the owner's membership (its role and row
+    # scope are resolved again when the work starts), the credential's OAuth scopes at
+    # acceptance (null: not narrowed), the request's protocol revision and client
+    # capabilities, and whether the client can answer input requests.
+    membership_key = models.CharField(max_length=64, blank=True, default="")
+    scopes = models.JSONField(null=True)
+    protocol_version = models.CharField(max_length=32, blank=True, default="")
+    capabilities = models.JSONField(null=True)
+    can_ask = models.BooleanField(default=False)
+    # Runs started (a claim by a worker) and how many are allowed: 1 + the tool's task_retry.
+    attempts = models.PositiveSmallIntegerField(default=0)
+    max_attempts = models.PositiveSmallIntegerField(default=1)
 
     class Meta:
         db_table = "mcp_tools_task"

@@ -161,6 +161,8 @@ class ToolSpec:
     parameters: tuple[inspect.Parameter, ...]
     has_param_headers: bool = False  # an argument is mirrored in an Mcp-Param-* header
     task_support: TaskSupport = "forbidden"
+    # Runs of a task again after its worker was lost mid-task (0: the task is reported failed).
+    task_retry: int = 0
     # Client capabilities the tool cannot work without (e.g. "sampling"); checked before it runs.
     required_client_capabilities: tuple[str, ...] = ()
     # Projected as an A2A skill by a2a_tools (False: MCP only).
@@ -388,6 +390,7 @@ def build_spec(
     policy: Policy,
     destructive: bool | None,
     task_support: TaskSupport = "forbidden",
+    task_retry: int = 0,
     requires_client_capabilities: Sequence[str] = (),
     errors: Mapping[str, str] | None = None,
     a2a: bool = True,
@@ -429,6 +432,10 @@ def build_spec(
         raise _fail(where, "a description is required (it is the model's only manual)")
     if task_support not in TASK_SUPPORT_VALUES:
         raise _fail(where, f"task_support must be one of {TASK_SUPPORT_VALUES}")
+    if isinstance(task_retry, bool) or not isinstance(task_retry, int) or not 0 <= task_retry <= 10:
+        raise _fail(where, "task_retry must be a whole number from 0 to 10")
+    if task_retry and task_support == "forbidden":
+        raise _fail(where, "task_retry needs task_support (only a task is retried)")
     declared = tuple((errors or {}).items())
     for code, when in declared:
         if not isinstance(code, str) or not ERROR_CODE_RE.fullmatch(code):
@@ -561,6 +568,7 @@ def build_spec(
         parameters=tuple(params),
         has_param_headers=bool(x_mcp_header_map(input_schema)),
         task_support=task_support,
+        task_retry=task_retry,
         required_client_capabilities=_capabilities(where, requires_client_capabilities),
         errors=declared,
         a2a=_flag(where, "a2a", a2a),
@@ -630,6 +638,7 @@ class Registry:
         policy: Policy = AUTHENTICATED,
         destructive: bool | None = None,
         task_support: TaskSupport = "forbidden",
+        task_retry: int = 0,
         requires_client_capabilities: Sequence[str] = (),
         errors: Mapping[str, str] | None = None,
         a2a: bool = True,
@@ -644,7 +653,10 @@ class Registry:
         ``read_only`` defaults to False: an undeclared tool is a write tool, gets a required
         ``idempotencyKey`` and runs inside the idempotent unit (fail-closed).
         ``task_support`` ("optional"/"required") lets a long-running tool hand its work to a
-        task (``ctx.continue_as_task()``; see ``mcp_tools.tasks``).
+        task (``ctx.continue_as_task()``; see ``mcp_tools.tasks``). ``task_retry`` is how
+        many times such a task runs again when its worker is lost mid-task (killed, recycled);
+        0 (the default) reports it failed instead. Retry only work that is safe to run twice:
+        a write tool is (its ``idempotencyKey`` replays what a lost run committed).
         ``requires_client_capabilities`` names client capabilities (e.g. ``"sampling"``) the
         tool cannot work without: a 2026-07-28 client that does not declare them gets
         -32021 before the tool runs; a handshake-era client, whose capabilities a stateless
@@ -680,6 +692,7 @@ class Registry:
                 policy=policy,
                 destructive=destructive,
                 task_support=task_support,
+                task_retry=task_retry,
                 requires_client_capabilities=requires_client_capabilities,
                 errors=errors,
                 a2a=a2a,

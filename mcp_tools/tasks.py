@@ -24,9 +24,19 @@ a no-op); a ``required`` one is refused (-32021 / -32602). A tool error inside a
 capability or the task deadline is a ``failed`` task with a JSON-RPC ``error``. Tasks belong to
 the tenant and the acting user that created them: anyone else's task id is unknown (-32602).
 
+What runs the work is the task engine (``mcp_tools.taskrunner``): by default a job of Django's
+tasks framework (``run_task``) that carries the task id only. The worker claims the stored
+task (one attempt, a lease it renews), resolves the owner again from the store (the tenant,
+the membership's current role and row scope, the credential's scopes as accepted), looks the
+tool up on that role's prepared surface (gone or no longer allowed: the task fails) and runs
+it from the top with the answers gathered, under the task deadline; the outcome goes to the
+store. A write keeps its ``idempotencyKey`` (it is in the stored arguments), so a run again
+after a lost worker replays what the lost run committed. Cancelling (``tasks/cancel``, A2A
+``CancelTask``) flips the row; the running tool sees it at its next ``ctx.check_cancelled()``.
+
 Another protocol serves the same tasks through three public functions (A2A does:
 ``a2a_tools.rpc``): ``run_as_task`` runs a call as a client that negotiated tasks would (the
-same store, runner, owner, deadlines, leases and TTL), ``get_task`` and ``cancel_task`` read and
+same store, engine, owner, deadlines, leases and TTL), ``get_task`` and ``cancel_task`` read and
 cancel by id for the caller. The protocol shapes the ``TaskView`` into its own wire form.
 """
 
@@ -41,15 +51,21 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from asgiref.sync import sync_to_async
+from django.db import transaction
+from django.http import HttpRequest
+
+# Django 5.2's backport of ``django.tasks`` (Django 6): the same ``@task`` / ``enqueue`` API.
+from django_tasks import task as _engine_task
 from mcp_types.jsonrpc import (
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
     MISSING_REQUIRED_CLIENT_CAPABILITY,
 )
 
-from mcp_tools import _jsonrpc, conf, scopes
+from mcp_tools import _jsonrpc, conf, scopes, surfaces, taskrunner
 from mcp_tools.codes import CODE_CAPABILITY_REQUIRED, OVERLOADED, TIMED_OUT
-from mcp_tools.context import CallContext
+from mcp_tools.context import CallContext, request_in_flight
+from mcp_tools.exceptions import UnknownSurfaceError
 from mcp_tools.exchange import (
     ClientCapabilityMissing,
     ContinueAsTask,
@@ -66,7 +82,7 @@ from mcp_tools.rpc.replies import Reply, error, render, result
 from mcp_tools.rpc.request import RpcRequest
 from mcp_tools.taskrunner import runner
 from mcp_tools.taskstore import Owner, TaskStore, TaskView
-from tenancy import evaluate
+from tenancy import ActorContext, RowScope, TenantContext, evaluate
 
 logger = logging.getLogger(__name__)
 
@@ -78,7 +94,16 @@ ALL_METHODS: Final = MODERN_METHODS | REMOVED_MODERN_METHODS | HANDSHAKE_METHODS
 # How often a waiting worker re-reads its task's status (cancellation) at most.
 CANCEL_CHECK_SECONDS: Final = 0.25
 
-store = TaskStore()
+
+def _requeue(task_id: str) -> bool:
+    """The store's hook for a task queued again after its worker was lost."""
+    if taskrunner.in_process() and not runner.reserve():
+        return False  # no slot here: the store records the task failed instead
+    _dispatch(task_id)
+    return True
+
+
+store = TaskStore(on_requeue=_requeue)
 
 
 def owner_of(ctx: CallContext) -> Owner:
@@ -95,41 +120,138 @@ def create(
     answers: Any,
     *,
     context_id: str = "",
-) -> Any:
-    """Worker-thread: reserve a task slot and commit a ``working`` task; ``None`` if no slot."""
-    if not runner.reserve():
+    capabilities: Mapping[str, Any] | None = None,
+    can_ask: bool = False,
+) -> TaskView | None:
+    """Worker thread: commit a ``working`` task and hand it to the engine, in one transaction.
+
+    ``None`` when the in-process engine has no free slot (the engine's queue has no such
+    bound). The task keeps what its run needs: ``arguments`` (with a write's
+    ``idempotencyKey``), the ``answers`` gathered so far, the client's ``capabilities`` and
+    whether it can answer input requests (``can_ask``).
+    """
+    local = taskrunner.in_process()
+    if local and not runner.reserve():
         return None
     try:
-        return store.create(
-            owner_of(ctx),
-            operation=spec.name,
-            arguments=arguments,
-            answers=answers,
-            ttl_seconds=float(conf.get("TASK_TTL_SECONDS")),
-            lease_seconds=float(conf.get("TASK_LEASE_SECONDS")),
-            request_id=ctx.request_id,
-            context_id=context_id,
-        )
+        with transaction.atomic():
+            view = store.create(
+                owner_of(ctx),
+                operation=spec.name,
+                arguments=arguments,
+                answers=answers,
+                ttl_seconds=float(conf.get("TASK_TTL_SECONDS")),
+                request_id=ctx.request_id,
+                context_id=context_id,
+                membership_key=str(ctx.actor.membership_id),
+                scopes=ctx.actor.scopes,
+                protocol_version=ctx.protocol_version,
+                capabilities=capabilities,
+                can_ask=can_ask,
+                max_attempts=1 + spec.task_retry,
+            )
+            _dispatch(view.task_id)
     except BaseException:
-        runner.release()
+        if local:
+            runner.release()
         raise
+    return view
 
 
-def start(
-    view: TaskView,
-    spec: ToolSpec,
-    ctx: CallContext,
-    validated: Any,
-    *,
-    capabilities: Mapping[str, Any] | None,
-    can_ask: bool,
-) -> None:
-    """Run the tool for ``view`` in the task pool (its slot is already reserved)."""
-    answers = dict(view.answers)
-    runner.start(
-        view.task_id,
-        lambda: _job(view.task_id, spec, ctx, validated, answers, capabilities, can_ask),
+def _dispatch(task_id: str) -> None:
+    """Hand ``task_id`` to the engine (inside the transaction committing it; an in-process
+    slot is already reserved)."""
+    if taskrunner.in_process():
+        transaction.on_commit(lambda: runner.start(task_id, lambda: execute(task_id)))
+    else:
+        taskrunner.enqueue(run_task, task_id)
+
+
+@_engine_task()
+def run_task(task_id: str) -> None:
+    """The engine's job for one MCP/A2A task: everything else is read from the task store."""
+    execute(task_id)
+
+
+class _Unavailable(Exception):
+    """The task's owner or tool cannot be resolved any more (the task fails)."""
+
+
+def execute(task_id: str) -> None:
+    """Run the stored task ``task_id`` in this process (a worker of the engine, or a thread of
+    the in-process one): claim it, resolve its owner and tool again, run, record the outcome.
+    Nothing happens when the task is not queued (finished, cancelled, claimed by a live worker,
+    out of attempts)."""
+    store.reap_lapsed()  # tasks whose worker was lost are requeued (or failed) by any worker
+    view = store.claim(task_id, lease_seconds=float(conf.get("TASK_LEASE_SECONDS")))
+    if view is None:
+        return
+    with runner.holding(task_id):
+        try:
+            spec, ctx, validated = _resolve(view)
+        except _Unavailable as gone:
+            store.finish(task_id, error={"code": INVALID_PARAMS, "message": str(gone)})
+            return
+        _job(
+            task_id,
+            spec,
+            ctx,
+            validated,
+            dict(view.answers),
+            view.capabilities,
+            view.can_ask,
+        )
+
+
+def _resolve(view: TaskView) -> tuple[ToolSpec, CallContext, Any]:
+    """The task's ``CallContext`` and tool, from the store only: the owner's live membership
+    in the task's tenant (its role and row scope as they are now), the scopes the credential
+    had when the task was accepted, the tool on that role's prepared surface."""
+    from tenancy.members import memberships, with_user_and_tenant
+    from tenancy.middleware import resolve_row_scope
+
+    membership = (
+        with_user_and_tenant(memberships(user=view.owner_key, tenant=view.tenant_key, live=True))
+        .filter(pk=view.membership_key)
+        .first()
+        if view.membership_key.isdigit()
+        else None
     )
+    if membership is None:
+        raise _Unavailable("The task's owner is no longer a member of its tenant")
+    request = HttpRequest()
+    tenant, actor, row_scope = TenantContext(), ActorContext(), RowScope()
+    tenant.resolve(membership.get_tenant())
+    actor.resolve(
+        user=membership.get_user(),
+        membership_id=membership.pk,
+        roles=membership.get_roles(),
+        role=membership.effective_role,
+        scopes=None if view.scopes is None else frozenset(view.scopes),
+    )
+    resolve_row_scope(tenant, actor, row_scope)
+    request.tenant = tenant  # type: ignore[attr-defined]
+    request.actor = actor  # type: ignore[attr-defined]
+    request.row_scope = row_scope  # type: ignore[attr-defined]
+    with request_in_flight(request):
+        ctx = CallContext.from_request(
+            request,
+            tenant=tenant,
+            request_id=view.request_id or f"task-{view.task_id}",
+            protocol_version=view.protocol_version,
+            client_capabilities=view.capabilities,
+        )
+    try:
+        _catalogue, surface = surfaces.surface_for(actor.role)
+    except UnknownSurfaceError as exc:
+        raise _Unavailable("The task's tool is no longer available") from exc
+    spec = surface.tools.get(view.operation)
+    if spec is None or not evaluate(spec.policy, actor):
+        raise _Unavailable("The task's tool is no longer available")
+    validated = validate_arguments(spec, view.arguments)
+    if isinstance(validated, dict):
+        raise _Unavailable("The task's tool is no longer available")
+    return spec, ctx, validated
 
 
 class _Hooks(TaskHooks):
@@ -258,10 +380,11 @@ def run_as_task(
                 "which only an MCP client can answer.",
             )
         )
-    view = create(call_ctx, spec, arguments, exchange.answers, context_id=context_id)
-    if view is not None:
-        start(view, spec, ctx, validated, capabilities=None, can_ask=True)
-    return Handover(task=view)
+    return Handover(
+        task=create(
+            call_ctx, spec, arguments, exchange.answers, context_id=context_id, can_ask=True
+        )
+    )
 
 
 def get_task(ctx: CallContext, task_id: str) -> TaskView | None:
@@ -377,7 +500,8 @@ async def _update(req: RpcRequest) -> Reply:
     if not isinstance(responses, Mapping):
         return error(era, rid, INVALID_PARAMS, "inputResponses must be an object")
     owner = owner_of(ctx)
-    if not runner.reserve():
+    local = taskrunner.in_process()
+    if local and not runner.reserve():
         return error(
             era,
             rid,
@@ -385,34 +509,25 @@ async def _update(req: RpcRequest) -> Reply:
             "Server overloaded: too many tasks running; retry shortly",
             {"retryAfterSeconds": 1},
         )
+
+    def answer() -> TaskView | None:
+        # The answers and, when none is pending any more, the task's job: one transaction.
+        with transaction.atomic():
+            view, resume = store.answer(owner, task_id, dict(responses))
+            if resume and view is not None:
+                _dispatch(view.task_id)
+            elif local:
+                runner.release()
+            return view
+
     try:
-        view, resume = await sync_to_async(store.answer)(owner, task_id, dict(responses))
+        view = await sync_to_async(answer)()
     except BaseException:
-        runner.release()
+        if local:
+            runner.release()
         raise
     if view is None:
-        runner.release()
         return error(era, rid, INVALID_PARAMS, "Unknown task", {"taskId": task_id})
-    if not resume:
-        runner.release()
-        return result(era, rid, {}, catalogue.server_info)
-    spec = req.surface.tools.get(view.operation)
-    validated = validate_arguments(spec, view.arguments) if spec is not None else None
-    if spec is None or not evaluate(spec.policy, ctx.actor) or isinstance(validated, dict):
-        runner.release()
-        await sync_to_async(store.finish)(
-            view.task_id,
-            error={"code": INVALID_PARAMS, "message": "The task's tool is no longer available"},
-        )
-        return result(era, rid, {}, catalogue.server_info)
-    start(
-        view,
-        spec,
-        ctx,
-        validated,
-        capabilities=req.capabilities,
-        can_ask=era.can_ask,
-    )
     return result(era, rid, {}, catalogue.server_info)
 
 

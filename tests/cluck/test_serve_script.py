@@ -196,6 +196,78 @@ def test_the_demo_token_is_stored_0600_and_reused_until_renewed(transactional_db
     assert "reused from" in second.stdout
 
 
+def _pid_alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    # A zombie (exited, not yet reaped by its parent) is gone too.
+    status = Path(f"/proc/{pid}/status")
+    return not (status.exists() and "State:\tZ" in status.read_text())
+
+
+@mutation(
+    "cluck/devserver.py",
+    find="        worker = start_task_worker()\n",
+    replace="",
+)
+@pytest.mark.e2e
+def test_serve_runs_tasks_on_a_db_worker_beside_the_server_and_stops_it(transactional_db, tmp_path):
+    """The embedded default: ``./scripts/serve`` starts one ``db_worker``; a farm report asked
+    as a task completes on it; the worker is gone once serve stops.
+
+    Mutation: serve starts no worker → red (the task never leaves ``working``)."""
+    var = tmp_path / "var"
+    env = _env(var, free_port(), DATABASE_URL=servers.test_database_url(), CLUCK_TASK_ENGINE=None)
+    with serving(env) as run:
+        line = next(x for x in run.out if x.strip().startswith("Tasks:"))
+        assert "db_worker beside the server" in line, run.stdout
+        pid = int(line.split("(pid ")[1].split(")")[0])
+        assert _pid_alive(pid)
+        headers = {
+            "Authorization": f"Bearer {run.token()}",
+            "Accept": "application/json, text/event-stream",
+            "Content-Type": "application/json",
+            "MCP-Protocol-Version": "2026-07-28",
+        }
+        meta = {
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientCapabilities": {
+                "extensions": {"io.modelcontextprotocol/tasks": {}}
+            },
+            "io.modelcontextprotocol/clientInfo": {"name": "pytest", "version": "0"},
+        }
+
+        def rpc(method: str, params: dict[str, Any], name: str) -> dict[str, Any]:
+            answer = httpx.post(
+                f"http://127.0.0.1:{run.port}/mcp",
+                headers={**headers, "Mcp-Method": method, "Mcp-Name": name},
+                json={
+                    "jsonrpc": "2.0",
+                    "id": 1,
+                    "method": method,
+                    "params": {**params, "_meta": meta},
+                },
+                timeout=30,
+            )
+            body: dict[str, Any] = answer.json()
+            return body["result"]
+
+        report = "cluck_production_report"
+        arguments = {"fromDate": "2026-01-01", "toDate": "2026-03-31"}
+        task = rpc("tools/call", {"name": report, "arguments": arguments}, report)
+        assert task["resultType"] == "task", task
+        deadline = time.monotonic() + 60
+        while task["status"] == "working" and time.monotonic() < deadline:
+            time.sleep(0.2)
+            task = rpc("tasks/get", {"taskId": task["taskId"]}, task["taskId"])
+        assert task["status"] == "completed", task
+    deadline = time.monotonic() + 30
+    while _pid_alive(pid) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert not _pid_alive(pid)
+
+
 @mutation(
     "cluck/devserver.py",
     find=(

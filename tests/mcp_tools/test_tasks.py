@@ -195,7 +195,8 @@ def test_tasks_methods_need_the_extension_and_the_routing_header(mcp_client):
     replace="            and False\n",
 )
 def test_a_task_whose_worker_is_lost_reads_as_failed(mcp_client):
-    """Mutation: drop the lease check in ``TaskStore.get`` → red (a task whose replica died
+    """A claimed task (its one attempt used: the tool declares no ``task_retry``) whose lease
+    lapsed. Mutation: drop the lease check in ``TaskStore.get`` → red (a task whose worker died
     would stay ``working`` for ever)."""
     client = mcp_client()
     now = timezone.now()
@@ -209,6 +210,8 @@ def test_a_task_whose_worker_is_lost_reads_as_failed(mcp_client):
         updated_at=now,
         expires_at=now + dt.timedelta(hours=1),
         lease_expires_at=now - dt.timedelta(seconds=1),
+        attempts=1,
+        max_attempts=1,
     )
     task = _body(_get(client, "lost-task"))["result"]
     assert task["status"] == "failed" and task["error"]["code"] == -32603

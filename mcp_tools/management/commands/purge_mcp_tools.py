@@ -1,7 +1,9 @@
 """``manage.py purge_mcp_tools``: delete expired tasks, redeemed request states and
-server-to-client requests past their expiry.
+server-to-client requests past their expiry, and recover tasks whose worker was lost (queued
+again or failed, per the tool's ``task_retry``).
 
-Safe to run from cron on every replica at once (each statement deletes what has expired).
+Safe to run from cron on every replica at once (each statement deletes what has expired; a
+lost task is recovered by exactly one conditional update).
 """
 
 from __future__ import annotations
@@ -11,8 +13,8 @@ from typing import Any
 from django.core.management.base import BaseCommand
 
 from mcp_tools import mailbox
+from mcp_tools import tasks as mcp_tasks
 from mcp_tools.requeststate import purge_expired
-from mcp_tools.taskstore import TaskStore
 
 
 class Command(BaseCommand):
@@ -22,10 +24,11 @@ class Command(BaseCommand):
     )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        tasks = TaskStore().purge_expired()
+        tasks = mcp_tasks.store.purge_expired()
         states = purge_expired()
         asked = mailbox.purge_expired()
+        lost = mcp_tasks.store.reap_lapsed(limit=10_000)
         self.stdout.write(
             f"purged {tasks} task(s), {states} request state redemption(s), "
-            f"{asked} client request(s)"
+            f"{asked} client request(s); recovered {lost} task(s) whose worker was lost"
         )
