@@ -396,6 +396,9 @@ MCP_TOOLS_METRICS_TOKEN = os.environ.get("MCP_TOOLS_METRICS_TOKEN") or None
 MCP_TOOLS_METRICS_ALLOWED_IPS = _env_list("MCP_TOOLS_METRICS_ALLOWED_IPS", [])
 # Optional fields of the per-call log record ("argument_names", "client", "email").
 MCP_TOOLS_CALL_LOG_EXTRA_FIELDS = _env_list("MCP_TOOLS_CALL_LOG_EXTRA_FIELDS", [])
+# subscriptions/listen (2026-07-28): a client hears a new daily entry of its flocks and days
+# (cluck.resource_changes). Off by default until the farm's clients use it (docs/mcp_tools.md).
+MCP_TOOLS_SUBSCRIPTIONS = _env_bool("MCP_TOOLS_SUBSCRIPTIONS", False)
 # CLUCK_OTEL=1: OpenTelemetry traces of requests and tool calls (cluck/telemetry.py).
 CLUCK_OTEL = _env_bool("CLUCK_OTEL", False)
 

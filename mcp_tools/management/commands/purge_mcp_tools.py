@@ -1,4 +1,5 @@
-"""``manage.py purge_mcp_tools``: delete expired tasks and redeemed request states.
+"""``manage.py purge_mcp_tools``: delete expired tasks, redeemed request states and old change
+rows of ``subscriptions/listen`` (``mcp_tools.notifications``).
 
 Safe to run from cron on every replica at once (each statement deletes what has expired).
 """
@@ -9,6 +10,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
+from mcp_tools import notifications
 from mcp_tools.requeststate import purge_expired
 from mcp_tools.taskstore import TaskStore
 
@@ -20,3 +22,5 @@ class Command(BaseCommand):
         tasks = TaskStore().purge_expired()
         states = purge_expired()
         self.stdout.write(f"purged {tasks} task(s), {states} request state redemption(s)")
+        changes = notifications.purge_expired()
+        self.stdout.write(f"purged {changes} change event(s)")
