@@ -170,7 +170,7 @@ def test_the_acknowledgement_honours_only_what_the_caller_may_read(server):
 
 def test_a_new_daily_entry_notifies_a_listening_client(server):
     farm = provisioned_farm()
-    flock = FlockFactory(farm=farm)
+    flock: Any = FlockFactory(farm=farm)
     member: Any = MembershipFactory(tenant=farm, roles=["Admin"])
     day = farm.today() - dt.timedelta(days=1)
     uris = [f"farm://flocks/{flock.pk}", f"farm://days/{day.isoformat()}"]
