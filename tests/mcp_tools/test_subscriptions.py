@@ -10,6 +10,7 @@ import datetime as dt
 import json
 import queue
 import threading
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -257,3 +258,43 @@ def test_listen_is_not_a_method_of_the_handshake_era(server):
         timeout=30,
     )
     assert reply.json()["error"]["code"] == -32601
+
+
+def test_a_closed_stream_frees_its_place(server):
+    member: Any = MembershipFactory(tenant=FarmFactory())
+    bearer = bearer_for(member)
+    asked = {"toolsListChanged": True}
+    with listening(server, bearer, asked) as one, listening(server, bearer, asked) as two:
+        assert one.next()["method"] == ACK and two.next()["method"] == ACK
+        with listening(server, bearer, asked) as three:
+            assert three.next()["method"] == ACK
+        # The third stream closed: the server notices at the latest when its next keep-alive
+        # (15 s) finds the connection gone, and its row goes on the next poller round.
+        deadline = time.monotonic() + 15 + 2 * HEAR_SECONDS
+        while True:
+            with listening_or_refused(server, bearer, asked) as fourth:
+                if fourth is not None:
+                    assert fourth.next()["method"] == ACK
+                    break
+            assert time.monotonic() < deadline, "the closed stream still counts"
+            time.sleep(0.5)
+
+
+@contextmanager
+def listening_or_refused(
+    server: str, bearer: str, notifications: dict[str, Any]
+) -> Iterator[Stream | None]:
+    with (
+        httpx.Client(timeout=httpx.Timeout(30, read=None)) as client,
+        client.stream(
+            "POST",
+            f"{server}/mcp",
+            content=_body(11, notifications),
+            headers=_headers(bearer, "subscriptions/listen"),
+        ) as response,
+    ):
+        if response.status_code == 429:
+            yield None
+        else:
+            assert response.status_code == 200, response.read()
+            yield Stream(response)
