@@ -351,6 +351,17 @@ if CLUCK_PUBLIC_URL:
 # (tenancy.addresses): addresses or networks, comma-separated. Behind a proxy, without it every
 # client shares the proxy's address, and so one budget.
 TENANCY_TRUSTED_PROXIES = _env_list("TENANCY_TRUSTED_PROXIES", [])
+# An external identity provider (Keycloak, Okta, Entra ID, Auth0) whose RFC 9068 JWT access
+# tokens /mcp and /a2a accept beside the farm's own (tenancy.external_jwt; docs/tenancy.md):
+# its "tenant" claim names the farm by code, "sub" the member by email.
+if os.environ.get("CLUCK_EXTERNAL_JWT_ISSUER"):
+    TENANCY_EXTERNAL_JWT = {
+        "ISSUER": os.environ["CLUCK_EXTERNAL_JWT_ISSUER"],
+        "JWKS_URI": os.environ.get("CLUCK_EXTERNAL_JWT_JWKS_URI") or None,
+        "RESOURCE": f"{CLUCK_PUBLIC_URL}/mcp" if CLUCK_PUBLIC_URL else None,
+        "AUDIENCE": os.environ.get("CLUCK_EXTERNAL_JWT_AUDIENCE") or None,
+        "USER_LOOKUP": "email",
+    }
 if _env_bool("CLUCK_TRUST_PROXY_HEADERS", False):
     # Only behind a proxy that sets these headers itself (and strips clients' copies).
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
@@ -451,6 +462,9 @@ MCP_TOOLS_TENANT_SWITCHES_CACHE_SECONDS = float(
 )
 MCP_TOOLS_TENANT_RATE = os.environ.get("MCP_TOOLS_TENANT_RATE") or None
 MCP_TOOLS_OPERATOR_POLICY = "cluck.roles.ADMIN_ONLY"
+# subscriptions/listen (2026-07-28): a client hears a new daily entry of its flocks and days
+# (cluck.resource_changes). Off by default until the farm's clients use it (docs/mcp_tools.md).
+MCP_TOOLS_SUBSCRIPTIONS = _env_bool("MCP_TOOLS_SUBSCRIPTIONS", False)
 # CLUCK_OTEL=1: OpenTelemetry traces of requests and tool calls (cluck/telemetry.py).
 CLUCK_OTEL = _env_bool("CLUCK_OTEL", False)
 

@@ -14,6 +14,8 @@ TIMED_OUT: Final = -32011
 RATE_LIMITED: Final = -32012
 FORBIDDEN: Final = -32013
 UNAUTHENTICATED: Final = -32014
+# subscriptions/listen: the member already has MCP_TOOLS_MAX_LISTENERS_PER_MEMBER streams open.
+LISTENER_LIMIT: Final = -32015
 
 # Mirrors LSP's RequestCancelled, as the SDK does: the handshake-era answer to a request
 # cancelled by notifications/cancelled whose POST is still open (its stream must end with a

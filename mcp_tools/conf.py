@@ -88,6 +88,20 @@ DEFAULTS: dict[str, Any] = {
     # without scopes (a personal token) is decided by its role alone.
     "READ_SCOPE": "mcp:read",
     "WRITE_SCOPE": "mcp:write",
+    # --- subscriptions/listen (2026-07-28; mcp_tools.notifications, docs/mcp_tools.md) ---
+    # Off: the method is -32601 and the 2026-07-28 capabilities declare no change
+    # notifications. On: a client listens on one SSE stream (ASGI only).
+    "SUBSCRIPTIONS": False,
+    # Open listen streams per member, across every replica (-32015 beyond it, HTTP 429).
+    "MAX_LISTENERS_PER_MEMBER": 3,
+    # How often each process's poller reads the change table while it has listeners; a
+    # keep-alive comment on a quiet stream; a stream's longest life (then it ends with its
+    # result, and the client listens again, its credential checked again).
+    "LISTEN_POLL_SECONDS": 0.5,
+    "LISTEN_KEEPALIVE_SECONDS": 15.0,
+    "LISTEN_MAX_SECONDS": 3600.0,
+    # Change rows are kept this long (manage.py purge_mcp_tools deletes older ones).
+    "CHANGE_EVENT_RETENTION_SECONDS": 600,
     # --- observability (mcp_tools.observability, docs/operating.md) ---
     # /metrics answers 404 unless a guard is set: a bearer token the scraper sends, and/or the
     # addresses (IPs or CIDRs, matched against REMOTE_ADDR) it may come from. Both set: both.

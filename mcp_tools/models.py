@@ -195,3 +195,39 @@ class ClientDeclaration(models.Model):
                 fields=["tenant_key", "owner_key"], name="mcp_declaration_owner"
             )
         ]
+
+
+class ChangeEvent(models.Model):
+    """One change a ``subscriptions/listen`` stream may announce (``mcp_tools.notifications``).
+
+    Written by whichever replica saw the change, read by every replica's poller, so a listener
+    hears it wherever its stream is open. ``tenant_key`` empty: a change for every tenant (a
+    tool list that changed with a deployment).
+    """
+
+    tenant_key = models.CharField(max_length=64, blank=True, default="")
+    # The notification method: notifications/resources/updated, …/tools/list_changed, …
+    method = models.CharField(max_length=64)
+    uri = models.CharField(max_length=2048, blank=True, default="")
+    created_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        db_table = "mcp_tools_change_event"
+
+
+class Listener(models.Model):
+    """An open ``subscriptions/listen`` stream, counted against its member's bound.
+
+    Its replica renews ``seen_at`` while the stream is open and deletes the row when it ends;
+    a row not renewed for long (its replica died) no longer counts.
+    """
+
+    listener_id = models.CharField(max_length=64, primary_key=True)
+    tenant_key = models.CharField(max_length=64)
+    owner_key = models.CharField(max_length=64)
+    started_at = models.DateTimeField()
+    seen_at = models.DateTimeField(db_index=True)
+
+    class Meta:
+        db_table = "mcp_tools_listener"
+        indexes = [models.Index(fields=["tenant_key", "owner_key"], name="mcp_listener_owner")]

@@ -25,7 +25,7 @@ from mcp_types.version import (
     MODERN_PROTOCOL_VERSIONS,
 )
 
-from mcp_tools import _jsonrpc
+from mcp_tools import _jsonrpc, conf
 from mcp_tools.exceptions import UnknownSurfaceError
 from mcp_tools.factories import FactoryRegistry, ToolFactorySpec, default_factories
 from mcp_tools.features import FeatureSurface, build_features
@@ -145,15 +145,18 @@ def _capabilities(
     prompts: bool = False,
     completions: bool = False,
     tasks: bool = False,
+    listen: bool = False,
 ) -> dict[str, Any]:
     # Advertise only what is served, and nothing that needs a session: no list-change
     # notifications, no resource subscriptions. Log messages travel on a request's own
     # streamed response (see mcp_tools.streaming).
-    capabilities: dict[str, Any] = {"tools": {"listChanged": False}, "logging": {}}
+    # 2026-07-28 with MCP_TOOLS_SUBSCRIPTIONS: change notifications ride subscriptions/listen
+    # streams (mcp_tools.methods.subscriptions), so the flags say so, as the SDK derives them.
+    capabilities: dict[str, Any] = {"tools": {"listChanged": listen}, "logging": {}}
     if resources:
-        capabilities["resources"] = {"subscribe": False, "listChanged": False}
+        capabilities["resources"] = {"subscribe": listen, "listChanged": listen}
     if prompts:
-        capabilities["prompts"] = {"listChanged": False}
+        capabilities["prompts"] = {"listChanged": listen}
     if completions:
         capabilities["completions"] = {}
     if tasks:
@@ -286,7 +289,9 @@ def build_catalogue(
         initialize_results[version] = _serialize("initialize", version, result)
     discover: dict[str, Any] = {
         "supportedVersions": list(MODERN_PROTOCOL_VERSIONS),
-        "capabilities": _capabilities(tasks_entry=MODERN_TASKS, **flags),
+        "capabilities": _capabilities(
+            tasks_entry=MODERN_TASKS, listen=bool(conf.get("SUBSCRIPTIONS")), **flags
+        ),
         "ttlMs": LIST_TTL_MS,
         "cacheScope": CACHE_SCOPE,
     }

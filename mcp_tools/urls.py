@@ -9,7 +9,7 @@ routes first, so the documents it serves win and only the rest land here.
 from django.urls import path, re_path
 
 from mcp_tools.server_card import server_card_view
-from mcp_tools.views import mcp_view, oauth_not_offered
+from mcp_tools.views import mcp_view, oauth_not_offered, protected_resource_metadata
 
 urlpatterns = [
     path("mcp", mcp_view, name="mcp"),
@@ -23,10 +23,10 @@ urlpatterns = [
         oauth_not_offered,
         name="mcp-oauth-authorization-server",
     ),
-    # RFC 9728.
+    # RFC 9728: the external issuer's (TENANCY_EXTERNAL_JWT) when one is configured.
     re_path(
         r"^\.well-known/oauth-protected-resource(?:/.*)?$",
-        oauth_not_offered,
+        protected_resource_metadata,
         name="mcp-oauth-protected-resource",
     ),
     # OpenID Connect discovery: path inserted (/.well-known/openid-configuration/mcp) and

@@ -33,6 +33,7 @@ from tenancy import (
     NotAuthenticatedError,
     TenantContext,
     bearer_challenge,
+    external_jwt,
     handles_own_transactions,
     ignores_ambient_credentials,
     renders_authentication_failure,
@@ -237,6 +238,19 @@ OAUTH_NOT_OFFERED: Final = (
     "'Authorization: Bearer <token>'. If that was sent and refused (HTTP 401), the token is "
     "invalid, expired or revoked: sign in again or issue a new one."
 )
+
+
+@handles_own_transactions
+@csrf_exempt
+@ignores_ambient_credentials
+def protected_resource_metadata(request: HttpRequest, **kwargs: Any) -> HttpResponse:
+    """RFC 9728 metadata of ``/mcp`` naming the external issuer (``tenancy.external_jwt``);
+    without one configured, the JSON 404 of ``oauth_not_offered``."""
+    suffix = request.path.removeprefix("/.well-known/oauth-protected-resource")
+    document = external_jwt.protected_resource_metadata(request)
+    if document is None or suffix not in ("", "/mcp"):
+        return oauth_not_offered(request)
+    return _json(200, _jsonrpc.dumps(document))
 
 
 @handles_own_transactions

@@ -7,8 +7,14 @@ class TenancyConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
-        from tenancy import checks, signals  # noqa: F401
+        from tenancy import checks, external_jwt, signals  # noqa: F401
+        from tenancy.challenges import register_challenge_parameters
         from tenancy.conf import install_counter_cache_default, install_membership_model_default
+        from tenancy.credentials import register_bearer_verifier
 
         install_membership_model_default()
         install_counter_cache_default()
+        # No prefix: a JWT is never claimed on the project's routes, only on /mcp and /a2a.
+        # Unconfigured (no TENANCY_EXTERNAL_JWT), the verifier answers "not mine" at once.
+        register_bearer_verifier(external_jwt.verify)
+        register_challenge_parameters(external_jwt.challenge_parameters)

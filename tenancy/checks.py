@@ -257,3 +257,45 @@ def check_atomic_requests(app_configs: Any = None, **kwargs: Any) -> list[checks
                 )
             )
     return errors
+
+
+@checks.register(checks.Tags.security)
+def check_external_jwt(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """``TENANCY_EXTERNAL_JWT``: known keys, an issuer, no symmetric or unsigned algorithm."""
+    from tenancy import external_jwt
+
+    raw = conf.get("EXTERNAL_JWT")
+    if not raw:
+        return []
+    errors: list[checks.CheckMessage] = []
+    if not isinstance(raw, dict):
+        return [checks.Error("TENANCY_EXTERNAL_JWT must be a dict.", id="tenancy.E020")]
+    unknown = sorted(set(raw) - set(external_jwt.DEFAULTS))
+    if unknown:
+        errors.append(
+            checks.Error(
+                f"TENANCY_EXTERNAL_JWT has unknown keys {unknown}.",
+                hint=f"Known keys: {sorted(external_jwt.DEFAULTS)}.",
+                id="tenancy.E020",
+            )
+        )
+    if not raw.get("ISSUER"):
+        errors.append(
+            checks.Error(
+                "TENANCY_EXTERNAL_JWT names no ISSUER.",
+                hint="Set ISSUER to the identity provider's issuer identifier.",
+                id="tenancy.E020",
+            )
+        )
+    configured = list(raw.get("ALGORITHMS", external_jwt.DEFAULTS["ALGORITHMS"]))
+    refused = [name for name in configured if name not in external_jwt.allowed_algorithms([name])]
+    if refused or not configured:
+        errors.append(
+            checks.Error(
+                f"TENANCY_EXTERNAL_JWT ALGORITHMS allows {refused or 'nothing'}.",
+                hint="List asymmetric algorithms only (RS256, PS256, ES256, EdDSA): 'none' and "
+                "the HMAC ones are never accepted with a public key set.",
+                id="tenancy.E021",
+            )
+        )
+    return errors

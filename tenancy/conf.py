@@ -59,6 +59,9 @@ DEFAULTS: dict[str, Any] = {
     # X-Forwarded-For is believed when rate limits find the client's address
     # (tenancy.addresses). Empty: the connection's peer is the client.
     "TRUSTED_PROXIES": (),
+    # JWT access tokens (RFC 9068) from an external identity provider: a dict of
+    # tenancy.external_jwt.DEFAULTS keys, at least ISSUER. None: no external issuer.
+    "EXTERNAL_JWT": None,
 }
 
 

@@ -42,6 +42,14 @@ class TokenAudienceError(AuthenticationFailedError):
     default_code = "Auth.InvalidAudience"
 
 
+class UnknownSigningKeyError(AuthenticationFailedError):
+    """An external JWT signed with a key its issuer's key set does not hold
+    (``tenancy.external_jwt``), even after fetching the set again."""
+
+    default_detail = "This access token was signed with a key its issuer does not publish."
+    default_code = "Auth.UnknownSigningKey"
+
+
 class AccountDisabledError(AuthenticationFailedError):
     default_detail = "This account is disabled."
     default_code = "Auth.AccountDisabled"

@@ -27,6 +27,7 @@ from cluck.models import (
     Flock,
     InventoryMovement,
 )
+from cluck.resource_changes import daily_entry_changed
 from cluck.selectors.daily_entries import DailyEntryNotFoundError
 from cluck.selectors.flocks import FlockNotFoundError
 from cluck.selectors.grades import is_recordable
@@ -330,6 +331,7 @@ def daily_entry_record(
     if not created:
         entry.version += 1
     entry.save()
+    daily_entry_changed(farm=caller.farm, flock_id=flock.pk, date=date)
     if not created:
         # After every failure check: a rejected re-record leaves no trace.
         audit_record(
@@ -553,6 +555,7 @@ def daily_entry_submit(*, caller: Caller, entry_id: int) -> DailyEntry:
     if not won:
         raise DailyEntryVersionConflictError()
     entry.refresh_from_db()
+    daily_entry_changed(farm=caller.farm, flock_id=entry.flock_id, date=entry.date)
 
     produced: list[tuple[int, int]] = [(line.grade_id, line.quantity) for line in lines]
     if entry.cracked_eggs and cracked_grade is not None:

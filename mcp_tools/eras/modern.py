@@ -33,7 +33,7 @@ from mcp_tools import _jsonrpc, listing, tasks
 from mcp_tools.eras import Era
 from mcp_tools.exchange import LOG_LEVELS, Exchange
 from mcp_tools.execution import runner
-from mcp_tools.methods import features, lifecycle, tools
+from mcp_tools.methods import features, lifecycle, subscriptions, tools
 from mcp_tools.registry import ToolSpec
 from mcp_tools.rpc import replies, router
 from mcp_tools.rpc.replies import INVALID_BODY_REPLY, Reply, rejection
@@ -75,6 +75,8 @@ class Modern(Era):
             "tools/call": (tools.call_tool, True),
             **{method: (features.handle, True) for method in features.FEATURE_METHODS},
             **{method: (tasks.handle, False) for method in tasks.MODERN_METHODS},
+            # Optional (MCP_TOOLS_SUBSCRIPTIONS); -32601 while off.
+            "subscriptions/listen": (subscriptions.listen, True),
         }
     )
 

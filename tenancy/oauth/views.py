@@ -50,6 +50,7 @@ from oauth2_provider.views.mixins import OAuthLibMixin
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
 from tenancy import conf as tenancy_conf
+from tenancy import external_jwt
 from tenancy.markers import handles_own_transactions, ignores_ambient_credentials
 from tenancy.members import memberships, user_lookup
 from tenancy.models import AbstractMembership
@@ -392,7 +393,11 @@ class ProtectedResourceMetadataView(dot.OAuthProtectedResourceMetadataView):
         return conf.resource_url(request)
 
     def get_authorization_servers(self, request: HttpRequest) -> list[str]:
-        return [conf.issuer_url(request)]
+        servers = [conf.issuer_url(request)]
+        external = external_jwt.settings()
+        if external is not None and external.issuer not in servers:
+            servers.append(external.issuer)  # TENANCY_EXTERNAL_JWT: its tokens are taken too
+        return servers
 
 
 # --- token, revocation, registration -------------------------------------------------------

@@ -1,6 +1,7 @@
-"""``manage.py purge_mcp_tools``: delete expired tasks, redeemed request states and
-server-to-client requests past their expiry, and recover tasks whose worker was lost (queued
-again or failed, per the tool's ``task_retry``).
+"""``manage.py purge_mcp_tools``: delete expired tasks, redeemed request states,
+server-to-client requests past their expiry and old change rows of ``subscriptions/listen``
+(``mcp_tools.notifications``), and recover tasks whose worker was lost (queued again or
+failed, per the tool's ``task_retry``).
 
 Safe to run from cron on every replica at once (each statement deletes what has expired; a
 lost task is recovered by exactly one conditional update).
@@ -12,7 +13,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from mcp_tools import mailbox
+from mcp_tools import mailbox, notifications
 from mcp_tools import tasks as mcp_tasks
 from mcp_tools.requeststate import purge_expired
 
@@ -28,7 +29,9 @@ class Command(BaseCommand):
         states = purge_expired()
         asked = mailbox.purge_expired()
         lost = mcp_tasks.store.reap_lapsed(limit=10_000)
+        changes = notifications.purge_expired()
         self.stdout.write(
             f"purged {tasks} task(s), {states} request state redemption(s), "
-            f"{asked} client request(s); recovered {lost} task(s) whose worker was lost"
+            f"{asked} client request(s), {changes} change event(s); "
+            f"recovered {lost} task(s) whose worker was lost"
         )

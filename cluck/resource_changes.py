@@ -1,0 +1,18 @@
+"""What a farm change announces to ``subscriptions/listen`` streams (``mcp_tools.notifications``).
+
+A daily entry recorded, re-recorded or submitted changes two of the farm's resources
+(``cluck.mcp.resources``): its flock's record card (its last entries) and its day's entries.
+Announced after the service's transaction commits, for the farm's tenant only.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from typing import Any
+
+from mcp_tools.notifications import notify_resource_updated
+
+
+def daily_entry_changed(*, farm: Any, flock_id: int, date: dt.date) -> None:
+    notify_resource_updated(f"farm://flocks/{flock_id}", tenant=farm)
+    notify_resource_updated(f"farm://days/{date.isoformat()}", tenant=farm)

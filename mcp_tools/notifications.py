@@ -1,0 +1,243 @@
+"""The change bus behind ``subscriptions/listen``: any replica publishes, every replica hears.
+
+A change (a resource updated, a list changed) is a row of ``ChangeEvent``, written after the
+publishing transaction commits (a rolled-back write announces nothing). Each process that has
+listen streams open runs one poller thread (``Hub``): every ``MCP_TOOLS_LISTEN_POLL_SECONDS``
+it reads the rows written since its last look (a window with some slack, deduplicated by id,
+so a row committed a little after a later one is not skipped) and hands each to the streams of
+that row's tenant whose filter asks for it. One query per process per interval, whatever the
+number of streams; no state in memory that another replica would need.
+
+Open streams are also rows (``Listener``): the bound per member (``MAX_LISTENERS_PER_MEMBER``)
+holds across replicas. The poller renews its streams' rows and deletes those that ended.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import uuid
+from collections import deque
+from dataclasses import dataclass, field
+from datetime import timedelta
+from typing import Any, Final
+
+from django.db import close_old_connections, transaction
+from django.utils import timezone
+
+from mcp_tools import conf
+from mcp_tools.models import ChangeEvent, Listener
+
+logger = logging.getLogger("mcp_tools.notifications")
+
+RESOURCE_UPDATED: Final = "notifications/resources/updated"
+TOOLS_LIST_CHANGED: Final = "notifications/tools/list_changed"
+PROMPTS_LIST_CHANGED: Final = "notifications/prompts/list_changed"
+RESOURCES_LIST_CHANGED: Final = "notifications/resources/list_changed"
+LIST_CHANGED: Final = {
+    TOOLS_LIST_CHANGED: "toolsListChanged",
+    PROMPTS_LIST_CHANGED: "promptsListChanged",
+    RESOURCES_LIST_CHANGED: "resourcesListChanged",
+}
+# A row committed this long after a later-numbered one is still found (the window's slack).
+WINDOW_SLACK: Final = timedelta(seconds=5)
+# Ids already delivered, remembered for the window's sake.
+SEEN_IDS: Final = 4096
+# A stream's own backlog: a client that stopped reading loses what exceeds it (no replay).
+MAX_QUEUED: Final = 256
+# How often the poller renews its streams' Listener rows, and how old a row may be and count.
+RENEW_SECONDS: Final = 30.0
+STALE_AFTER: Final = timedelta(seconds=120)
+
+
+def notify_resource_updated(uri: str, *, tenant: Any) -> None:
+    """Announce that ``uri`` of ``tenant`` (a tenant or its id) changed, once the current
+    transaction commits (at once outside one)."""
+    _publish(RESOURCE_UPDATED, tenant_key=_key(tenant), uri=uri)
+
+
+def notify_list_changed(method: str, *, tenant: Any = None) -> None:
+    """Announce a changed tool, prompt or resource list (``method`` is its notification),
+    for ``tenant`` or, without one, for every tenant."""
+    if method not in LIST_CHANGED:
+        raise ValueError(f"not a list-change notification: {method!r}")
+    _publish(method, tenant_key="" if tenant is None else _key(tenant), uri="")
+
+
+def _key(tenant: Any) -> str:
+    return str(getattr(tenant, "pk", tenant))
+
+
+def _publish(method: str, *, tenant_key: str, uri: str) -> None:
+    def write() -> None:
+        now = timezone.now()
+        ChangeEvent.objects.create(tenant_key=tenant_key, method=method, uri=uri, created_at=now)
+
+    transaction.on_commit(write)
+
+
+def purge_expired() -> int:
+    """Delete change rows past ``CHANGE_EVENT_RETENTION_SECONDS`` and stale listener rows."""
+    now = timezone.now()
+    retention = timedelta(seconds=float(conf.get("CHANGE_EVENT_RETENTION_SECONDS")))
+    deleted, _ = ChangeEvent.objects.filter(created_at__lt=now - retention).delete()
+    Listener.objects.filter(seen_at__lt=now - STALE_AFTER).delete()
+    return deleted
+
+
+# --- listeners ------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Interest:
+    """What one stream honours: list-change kinds (notification methods) and resource URIs."""
+
+    lists: frozenset[str]
+    uris: frozenset[str]
+
+    def wants(self, method: str, uri: str) -> bool:
+        if method == RESOURCE_UPDATED:
+            return uri in self.uris
+        return method in self.lists
+
+
+@dataclass(eq=False)
+class LocalListener:
+    """One open stream in this process: its tenant, its interest, its queue on its loop."""
+
+    tenant_key: str
+    owner_key: str
+    interest: Interest
+    loop: asyncio.AbstractEventLoop
+    listener_id: str = field(default_factory=lambda: uuid.uuid4().hex)
+    queue: asyncio.Queue[tuple[str, str]] = field(default_factory=asyncio.Queue)
+
+    def offer(self, method: str, uri: str) -> None:
+        """Called from the poller thread."""
+        if self.queue.qsize() >= MAX_QUEUED:
+            return
+        self.loop.call_soon_threadsafe(self.queue.put_nowait, (method, uri))
+
+
+class ListenerLimitError(Exception):
+    """The member already has ``MAX_LISTENERS_PER_MEMBER`` streams open."""
+
+
+def admit(listener: LocalListener) -> None:
+    """Count ``listener`` against its member's bound (a ``Listener`` row) or refuse it.
+
+    Raises:
+        ListenerLimitError: the member's live streams, this one included, exceed the bound.
+    """
+    now = timezone.now()
+    Listener.objects.create(
+        listener_id=listener.listener_id,
+        tenant_key=listener.tenant_key,
+        owner_key=listener.owner_key,
+        started_at=now,
+        seen_at=now,
+    )
+    # Insert, then count: two streams opened at once may both be refused, never both let in
+    # beyond the bound.
+    live = Listener.objects.filter(
+        tenant_key=listener.tenant_key,
+        owner_key=listener.owner_key,
+        seen_at__gte=now - STALE_AFTER,
+    ).count()
+    if live > int(conf.get("MAX_LISTENERS_PER_MEMBER")):
+        Listener.objects.filter(listener_id=listener.listener_id).delete()
+        raise ListenerLimitError()
+
+
+class Hub:
+    """This process's poller and its open streams."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._listeners: set[LocalListener] = set()
+        self._ended: list[str] = []
+        self._thread: threading.Thread | None = None
+        self._wake = threading.Event()
+
+    def attach(self, listener: LocalListener) -> None:
+        with self._lock:
+            self._listeners.add(listener)
+            if self._thread is None or not self._thread.is_alive():
+                self._thread = threading.Thread(
+                    target=self._run, name="mcp-tools-listen", daemon=True
+                )
+                self._thread.start()
+        self._wake.set()
+
+    def detach(self, listener: LocalListener) -> None:
+        """The stream ended: its row goes on the poller's next round."""
+        with self._lock:
+            if listener in self._listeners:
+                self._listeners.discard(listener)
+                self._ended.append(listener.listener_id)
+        self._wake.set()
+
+    def _run(self) -> None:
+        since = timezone.now() - WINDOW_SLACK
+        seen: deque[int] = deque(maxlen=SEEN_IDS)
+        seen_set: set[int] = set()
+        renewed_at = 0.0
+        while True:
+            with self._lock:
+                listeners = list(self._listeners)
+                ended, self._ended = self._ended, []
+                if not listeners and not ended:
+                    self._thread = None
+                    return
+            try:
+                if ended:
+                    Listener.objects.filter(listener_id__in=ended).delete()
+                now = timezone.now()
+                if listeners and (now.timestamp() - renewed_at >= RENEW_SECONDS):
+                    Listener.objects.filter(
+                        listener_id__in=[item.listener_id for item in listeners]
+                    ).update(seen_at=now)
+                    renewed_at = now.timestamp()
+                if listeners:
+                    since = self._deliver(listeners, since, seen, seen_set)
+            except Exception:  # the poller's boundary: a database hiccup must not end it
+                logger.exception("listen poller round failed")
+            finally:
+                close_old_connections()
+            self._wake.clear()
+            self._wake.wait(float(conf.get("LISTEN_POLL_SECONDS")))
+
+    def _deliver(
+        self,
+        listeners: list[LocalListener],
+        since: Any,
+        seen: deque[int],
+        seen_set: set[int],
+    ) -> Any:
+        tenants = {item.tenant_key for item in listeners} | {""}
+        rows = list(
+            ChangeEvent.objects.filter(created_at__gte=since - WINDOW_SLACK, tenant_key__in=tenants)
+            .order_by("id")
+            .values_list("id", "tenant_key", "method", "uri", "created_at")
+        )
+        newest = since
+        for row_id, tenant_key, method, uri, created_at in rows:
+            newest = max(newest, created_at)
+            if row_id in seen_set:
+                continue
+            if len(seen) == seen.maxlen:
+                seen_set.discard(seen[0])
+            seen.append(row_id)
+            seen_set.add(row_id)
+            for listener in listeners:
+                # The one tenant check of delivery: a stream hears its own tenant's changes
+                # and the changes for every tenant, never another tenant's.
+                if tenant_key and tenant_key != listener.tenant_key:
+                    continue
+                if listener.interest.wants(method, uri):
+                    listener.offer(method, uri)
+        return newest
+
+
+hub = Hub()
