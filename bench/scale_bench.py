@@ -2,8 +2,9 @@
 
     .venv/bin/python bench/scale_bench.py [--requests 200] [--rss-calls 50000] [--smoke]
 
-Starts a throwaway embedded PostgreSQL, seeds the demo farms, starts one uvicorn worker and
-measures, at each size of the database, the p50 latency and the server's CPU per call of
+Starts a throwaway embedded PostgreSQL with two databases, seeds the demo farms in both, starts
+one uvicorn worker on each and measures, at each size of the growing database, the p50 latency
+and the server's CPU per call of
 
 * a farm read (``cluck_list_flocks``) and
 * a keyed write (``cluck_record_daily_entry`` with a fresh ``idempotencyKey`` each call),
@@ -19,11 +20,15 @@ middle      100      10,000    100,000              10,000
 largest     1,000    100,000   1,000,000            100,000
 ==========  =======  ========  ===================  =========
 
+The second database stays demo-sized: each call is made on both servers, interleaved call by
+call, and every figure is a ratio to the reference measured in the same rounds (the VM is
+shared and its speed drifts; a ratio taken minutes apart would measure the drift).
+
 Then the worker's RSS is sampled over ``--rss-calls`` reads (after a warm-up tenth), and the
 purges are shown to keep the tables bounded: half of the filled idempotency records and tasks
 are past their retention, ``purge_idempotency`` and ``purge_mcp_tools`` run, and the row
-counts before and after are printed. Target: per-call cost within 1.2x from the smallest to
-the largest size; RSS flat after warm-up.
+counts before and after are printed. Target: per-call cost at the largest size within 1.2x of
+the reference; RSS flat after warm-up.
 
 The tables are filled with SQL (``generate_series``) for idempotency records and ORM bulk
 inserts for the rest, then ``VACUUM ANALYZE`` — what autovacuum would have done on a server
@@ -61,6 +66,7 @@ from bench.harness import (  # noqa: E402
     smoke_done,
     uvicorn_process,
 )
+from cluck.devdb import _ensure_database, _with_database  # noqa: E402
 
 RATES = {"TENANCY_API_RATE": "100000000/m", "MCP_TOOLS_RATE": "100000000/m"}
 FARM_TIME_ZONE = "Asia/Manila"
@@ -98,37 +104,45 @@ class Cost:
 
 def main() -> None:
     parser = argparse.ArgumentParser()
-    parser.add_argument("--requests", type=int, default=200, help="calls per workload and size")
+    parser.add_argument("--requests", type=int, default=300, help="calls per workload and size")
+    parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--rss-calls", type=int, default=50_000)
     add_smoke_option(parser)
     args = parser.parse_args()
     sizes = FULL_SIZES
     if args.smoke:
-        args.requests, args.rss_calls, sizes = 5, 40, SMOKE_SIZES
+        args.requests, args.rounds, args.rss_calls, sizes = 6, 2, 40, SMOKE_SIZES
 
     with tempfile.TemporaryDirectory(prefix="cluck-scale-") as workdir:
         with embedded_database(Path(workdir)) as url:
+            reference_url = _with_database(url, "reference")
+            _ensure_database(url, "reference")
             env, token = seed_demo(url, "scale")
+            reference_env, reference_token = seed_demo(reference_url, "scale")
             _setup_django(url)
-            served = uvicorn_process({**env, **RATES})
             with (
-                served as (base, process),
-                httpx.Client(
-                    base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=60
-                ) as client,
+                uvicorn_process({**env, **RATES}) as (base, process),
+                uvicorn_process({**reference_env, **RATES}) as (reference_base, reference),
+                _client(base, token) as client,
+                _client(reference_base, reference_token) as reference_client,
             ):
-                server = psutil.Process(process.pid)
-                calls = _Calls(client)
-                costs: list[tuple[Size, dict[str, int], Cost]] = []
+                growing = _Server(_Calls(client), psutil.Process(process.pid))
+                fixed = _Server(_Calls(reference_client), psutil.Process(reference.pid))
+                costs: list[tuple[Size, dict[str, int], Cost, Cost]] = []
                 for size in sizes:
                     _grow_to(size)
-                    costs.append((size, _table_sizes(), _measure(calls, server, args.requests)))
+                    grown, same = _measure(growing, fixed, args.requests, args.rounds)
+                    costs.append((size, _table_sizes(), grown, same))
                     _print_cost(*costs[-1])
-                rss = _rss_over(calls, server, args.rss_calls)
+                rss = _rss_over(growing, args.rss_calls)
             purged = _purges(env)
     _report(costs, rss, purged)
     if args.smoke:
         smoke_done()
+
+
+def _client(base: str, token: str) -> httpx.Client:
+    return httpx.Client(base_url=base, headers={"Authorization": f"Bearer {token}"}, timeout=60)
 
 
 def _setup_django(database_url: str) -> None:
@@ -171,28 +185,49 @@ class _Calls:
 
     def write(self) -> None:
         key = uuid.uuid4().hex
-        self._call(
-            "cluck_record_daily_entry",
-            {"idempotencyKey": key, "flock": self.flock_id, **self.entry},
+        arguments = {"idempotencyKey": key, "flock": self.flock_id, **self.entry}
+        self._call("cluck_record_daily_entry", arguments)
+
+
+@dataclass
+class _Server:
+    calls: _Calls
+    process: psutil.Process
+
+    def cpu(self) -> float:
+        return float(sum(self.process.cpu_times()[:2]))
+
+
+def _measure(growing: _Server, fixed: _Server, n: int, rounds: int) -> tuple[Cost, Cost]:
+    """The same calls on the growing database and on the demo-sized reference, interleaved
+    call by call so the shared VM's drift hits both alike: (growing's cost, reference's)."""
+
+    def run(workload: str) -> tuple[tuple[float, float], tuple[float, float]]:
+        servers = (growing, fixed)
+        for server in servers:
+            for _ in range(max(5, n // 10)):
+                getattr(server.calls, workload)()
+        latencies: tuple[list[float], list[float]] = ([], [])
+        cpu: list[list[float]] = [[], []]
+        for _ in range(rounds):
+            before = [server.cpu() for server in servers]
+            for _ in range(n // rounds):
+                for side, server in enumerate(servers):
+                    started = time.perf_counter()
+                    getattr(server.calls, workload)()
+                    latencies[side].append(time.perf_counter() - started)
+            for side, server in enumerate(servers):
+                cpu[side].append((server.cpu() - before[side]) / (n // rounds) * 1e6)
+        return (
+            (statistics.median(latencies[0]) * 1000, statistics.median(cpu[0])),
+            (statistics.median(latencies[1]) * 1000, statistics.median(cpu[1])),
         )
 
-
-def _measure(calls: _Calls, server: psutil.Process, n: int) -> Cost:
-    def run(fn: object) -> tuple[float, float]:
-        for _ in range(max(5, n // 10)):
-            fn()  # type: ignore[operator]
-        cpu_before = sum(server.cpu_times()[:2])
-        latencies = []
-        for _ in range(n):
-            started = time.perf_counter()
-            fn()  # type: ignore[operator]
-            latencies.append(time.perf_counter() - started)
-        cpu = sum(server.cpu_times()[:2]) - cpu_before
-        return statistics.median(latencies) * 1000, cpu / n * 1e6
-
-    read_ms, read_cpu = run(calls.read)
-    write_ms, write_cpu = run(calls.write)
-    return Cost(read_ms, read_cpu, write_ms, write_cpu)
+    (grown_read, same_read), (grown_write, same_write) = run("read"), run("write")
+    return (
+        Cost(*grown_read, *grown_write),
+        Cost(*same_read, *same_write),
+    )
 
 
 # --- growing the database ------------------------------------------------------------------
@@ -322,14 +357,14 @@ def _table_sizes() -> dict[str, int]:
 # --- memory over a long run ----------------------------------------------------------------
 
 
-def _rss_over(calls: _Calls, server: psutil.Process, n: int) -> list[tuple[int, float]]:
+def _rss_over(server: _Server, n: int) -> list[tuple[int, float]]:
     """(calls so far, worker RSS MiB), ten samples; the first after a warm-up tenth."""
     samples = []
     step = max(1, n // 10)
     for done in range(n):
-        calls.read()
+        server.calls.read()
         if (done + 1) % step == 0:
-            samples.append((done + 1, server.memory_info().rss / 2**20))
+            samples.append((done + 1, server.process.memory_info().rss / 2**20))
     return samples
 
 
@@ -353,41 +388,52 @@ def _purges(env: dict[str, str]) -> dict[str, tuple[int, int]]:
 # --- report --------------------------------------------------------------------------------
 
 
-def _print_cost(size: Size, tables: dict[str, int], cost: Cost) -> None:
+def _print_cost(size: Size, tables: dict[str, int], grown: Cost, same: Cost) -> None:
     shown = ", ".join(f"{name} {count:,}" for name, count in tables.items())
     print(
-        f"[{size.label}] {shown}: read p50 {cost.read_p50_ms:.2f} ms, "
-        f"{cost.read_cpu_us:.0f} µs CPU; write p50 {cost.write_p50_ms:.2f} ms, "
-        f"{cost.write_cpu_us:.0f} µs CPU",
+        f"[{size.label}] {shown}: read p50 {grown.read_p50_ms:.2f} ms "
+        f"(reference {same.read_p50_ms:.2f}), {grown.read_cpu_us:.0f} µs CPU "
+        f"({same.read_cpu_us:.0f}); write p50 {grown.write_p50_ms:.2f} ms "
+        f"({same.write_p50_ms:.2f}), {grown.write_cpu_us:.0f} µs CPU ({same.write_cpu_us:.0f})",
         flush=True,
     )
 
 
+METRICS = (
+    ("read p50", "read_p50_ms"),
+    ("read CPU/call", "read_cpu_us"),
+    ("write p50", "write_p50_ms"),
+    ("write CPU/call", "write_cpu_us"),
+)
+
+
 def _report(
-    costs: list[tuple[Size, dict[str, int], Cost]],
+    costs: list[tuple[Size, dict[str, int], Cost, Cost]],
     rss: list[tuple[int, float]],
     purged: dict[str, tuple[int, int]],
 ) -> None:
-    print("\nper-call cost as the database grows (1 uvicorn worker, server process CPU)")
+    print(
+        "\nper-call cost as the database grows: one uvicorn worker on it and one on a demo-sized "
+        "reference database, calls interleaved; x = grown / reference in the same rounds"
+    )
     print(f"{'size':<10}{'tenants':>9}{'tokens':>10}{'idem. records':>15}{'tasks':>9}"
-          f"{'read ms':>9}{'read µs':>9}{'write ms':>10}{'write µs':>10}")  # fmt: skip
-    for size, tables, cost in costs:
+          f"{'read ms':>9}{'x':>6}{'read µs':>9}{'x':>6}{'write ms':>10}{'x':>6}"
+          f"{'write µs':>10}{'x':>6}")  # fmt: skip
+    for size, tables, grown, same in costs:
+        cells = "".join(
+            f"{getattr(grown, attr):>{9 if i < 2 else 10}.{2 if 'ms' in attr else 0}f}"
+            f"{getattr(grown, attr) / getattr(same, attr):>6.2f}"
+            for i, (_, attr) in enumerate(METRICS)
+        )
         print(
             f"{size.label:<10}{tables['tenants']:>9,}{tables['tokens']:>10,}"
-            f"{tables['idempotency records']:>15,}{tables['tasks']:>9,}"
-            f"{cost.read_p50_ms:>9.2f}{cost.read_cpu_us:>9.0f}"
-            f"{cost.write_p50_ms:>10.2f}{cost.write_cpu_us:>10.0f}"
+            f"{tables['idempotency records']:>15,}{tables['tasks']:>9,}{cells}"
         )
-    small, large = costs[0][2], costs[-1][2]
-    for label, a, b in (
-        ("read p50", small.read_p50_ms, large.read_p50_ms),
-        ("read CPU/call", small.read_cpu_us, large.read_cpu_us),
-        ("write p50", small.write_p50_ms, large.write_p50_ms),
-        ("write CPU/call", small.write_cpu_us, large.write_cpu_us),
-    ):
-        ratio = b / a
+    _, _, grown, same = costs[-1]
+    for label, attr in METRICS:
+        ratio = getattr(grown, attr) / getattr(same, attr)
         verdict = "met" if ratio <= 1.2 else "NOT met"
-        print(f"{label:<16} largest/smallest = {ratio:.2f}x (target ≤ 1.2: {verdict})")
+        print(f"{label:<16} largest / reference = {ratio:.2f}x (target ≤ 1.2: {verdict})")
     print("\nworker RSS over reads (calls: MiB): " + ", ".join(f"{n:,}: {m:.1f}" for n, m in rss))
     if len(rss) >= 2:
         print(f"RSS growth after warm-up: {rss[-1][1] - rss[0][1]:+.1f} MiB")
