@@ -109,7 +109,7 @@ def main() -> None:
     parser.add_argument("--rss-calls", type=int, default=50_000)
     add_smoke_option(parser)
     args = parser.parse_args()
-    sizes = FULL_SIZES
+    sizes: tuple[Size, ...] = FULL_SIZES
     if args.smoke:
         args.requests, args.rounds, args.rss_calls, sizes = 6, 2, 40, SMOKE_SIZES
 
