@@ -161,7 +161,7 @@ def test_a_forced_credential_cannot_be_reached_from_a_real_request() -> None:
 
 @mutation(
     "mcp_tools/surfaces.py",
-    find="admitted = [spec for spec in specs if evaluate(spec.policy, actor)]",
+    find="admitted = [spec for spec in specs if evaluate_role(spec.policy, actor)]",
     replace="admitted = list(specs)",
 )
 @pytest.mark.parametrize("era", ERAS)
