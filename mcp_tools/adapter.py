@@ -20,10 +20,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_tools import _jsonrpc, audit, conf, observability, switches
+from mcp_tools import _jsonrpc, conf, observability, switches
 from mcp_tools._jsonrpc import EnvelopeError, Message, dumps, error_bytes, result_bytes
 from mcp_tools.context import request_in_flight
 from mcp_tools.middleware import body_cap, jsonrpc_errors
+from mcp_tools.observability import audit
 from mcp_tools.registry import IDEMPOTENCY_KEY_ALIAS, ToolSpec
 from mcp_tools.surfaces import Catalogue, active_catalogue
 from mcp_tools.tasks import Handover, cancel_task, get_task, run_as_task

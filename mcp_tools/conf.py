@@ -118,8 +118,8 @@ DEFAULTS: dict[str, Any] = {
     "SERVER_TITLE": None,
     "SERVER_DESCRIPTION": None,
     # --- the operator's kit (docs/operating.md) ---
-    # The stored call audit (mcp_tools.audit): one CallAudit row per tool / skill call, written
-    # by a background thread in batches of up to AUDIT_BATCH_SIZE, after at most
+    # The stored call audit (mcp_tools.observability.audit): one CallAudit row per tool /
+    # skill call, written by a background thread in batches of up to AUDIT_BATCH_SIZE, after at most
     # AUDIT_LINGER_SECONDS; a full queue (AUDIT_QUEUE_SIZE rows) drops rows, never waits.
     "AUDIT": False,
     "AUDIT_QUEUE_SIZE": 10_000,

@@ -90,7 +90,8 @@ class CallAudit(models.Model):
     Plain values, not foreign keys (like idempotency records and tasks): an audit row must
     outlive, and never block the deletion of, the tenant, member or token it names. Argument
     values are kept only where the tool's redaction policy allows (``@tool(audit_arguments=)``);
-    by default ``arguments`` is null. Written off the request's path (``mcp_tools.audit``).
+    by default ``arguments`` is null. Written off the request's path
+    (``mcp_tools.observability.audit``).
     """
 
     id = models.BigAutoField(primary_key=True)

@@ -128,6 +128,9 @@ _FILTERS: Final = {
 class CallAuditListApi(ProblemsByDefault, APIView):
     """The caller's tenant's stored call audit (newest first)."""
 
+    # For schema generators (drf-spectacular): what one audit row reads like.
+    serializer_class = AuditRowSerializer
+
     authentication_classes = [TenancyAuthentication]
     permission_classes = [IsTenantOperator]
 
@@ -176,6 +179,9 @@ def _switches_body(row: TenantSwitches | None) -> dict[str, Any]:
 class TenantSwitchesApi(ProblemsByDefault, APIView):
     """The caller's tenant's MCP switches: read-only mode and disabled tools. A ``PUT`` is a
     write like any other under ``/api``: it carries an ``Idempotency-Key``."""
+
+    # For schema generators (drf-spectacular): the switches' shape, read and written.
+    serializer_class = SwitchesInputSerializer
 
     authentication_classes = [TenancyAuthentication]
     permission_classes = [IsTenantOperator]

@@ -12,6 +12,7 @@ import copy
 import functools
 import hashlib
 import json
+import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field, replace
@@ -490,3 +491,78 @@ def activated(catalogue: Catalogue) -> Iterator[Catalogue]:
         yield catalogue
     finally:
         _active.remove(catalogue)
+
+
+# --- a tenant's switches (mcp_tools.switches): the caller's surface on this request ----------
+# Here, beside the surfaces they narrow, so a call's route enters one module for "which
+# surface": the prepared one, narrowed by the caller's switches.
+
+# Resolved switches by caller, while MCP_TOOLS_TENANT_SWITCHES_CACHE_SECONDS lasts:
+# {(tenant, user, token, role, scopes): (monotonic expiry, switches)}. Bounded.
+_SWITCHES_CACHE_MAX: Final = 10_000
+_switches_cache: dict[tuple[Any, ...], tuple[float, Any]] = {}
+
+
+def resolve_switches(ctx: Any) -> Any:
+    """The caller's switches (``MCP_TOOLS_TENANT_SWITCHES``, a ``switches.Switches``);
+    ``None`` when nothing narrows."""
+    from django.utils.module_loading import import_string
+
+    path = conf.get("TENANT_SWITCHES")
+    if not path:
+        return None
+    switches = import_string(path)(ctx)
+    return switches if switches is not None and switches.narrows else None
+
+
+def narrow_by(catalogue: Catalogue, surface: Surface, switches: Any) -> Surface:
+    """``surface`` as ``switches`` leave it (itself when nothing narrows)."""
+    if switches is None:
+        return surface
+    return narrowed(catalogue, surface, switches, switches.admits)
+
+
+def _switches_key(ctx: Any) -> tuple[Any, ...]:
+    actor = ctx.actor
+    return (str(ctx.tenant_id), actor.user_id, actor.token_id, actor.role.label, actor.scopes)
+
+
+def forget_switches(tenant_key: str) -> None:
+    """Drop this process's cached switches of ``tenant_key`` (they just changed)."""
+    for key in [key for key in _switches_cache if key[0] == tenant_key]:
+        _switches_cache.pop(key, None)
+
+
+async def switched_surface(catalogue: Catalogue, surface: Surface, ctx: Any) -> Surface:
+    """The caller's surface on this request: asks the resolver (a worker thread: it may read
+    the database) only when one is configured, and, with
+    ``MCP_TOOLS_TENANT_SWITCHES_CACHE_SECONDS``, at most that often per caller and process."""
+    if not conf.get("TENANT_SWITCHES"):
+        return surface
+    from asgiref.sync import sync_to_async
+
+    ttl = float(conf.get("TENANT_SWITCHES_CACHE_SECONDS"))
+    if ttl <= 0:
+        return narrow_by(catalogue, surface, await sync_to_async(resolve_switches)(ctx))
+    key, now = _switches_key(ctx), time.monotonic()
+    cached = _switches_cache.get(key)
+    if cached is not None and cached[0] > now:
+        return narrow_by(catalogue, surface, cached[1])
+    switches = await sync_to_async(resolve_switches)(ctx)
+    if len(_switches_cache) >= _SWITCHES_CACHE_MAX:
+        _switches_cache.clear()
+    _switches_cache[key] = (now + ttl, switches)
+    return narrow_by(catalogue, surface, switches)
+
+
+async def caller_surface(ctx: Any, *, switched: bool) -> tuple[Catalogue, Surface]:
+    """The active catalogue and the caller's surface on this request: the prepared one for
+    ``ctx.role``, narrowed by the caller's switches when ``switched`` (tools/list, tools/call).
+
+    Raises:
+        UnknownSurfaceError: the role has no prepared surface.
+    """
+    catalogue, surface = surface_for(ctx.role)
+    if switched:
+        surface = await switched_surface(catalogue, surface, ctx)
+    return catalogue, surface

@@ -22,18 +22,16 @@ so every worker and replica counts into one budget. Over either, the call answer
 from __future__ import annotations
 
 import functools
-import time
 from collections.abc import Callable, Collection
 from dataclasses import dataclass
 from typing import Any, Final
 
-from asgiref.sync import sync_to_async
 from django.utils.module_loading import import_string
 from django_ratelimit.core import get_usage
 
-from mcp_tools import conf
+from mcp_tools import conf, surfaces
 from mcp_tools.codes import CODE_RATE_LIMITED
-from mcp_tools.surfaces import Catalogue, Surface, narrowed
+from mcp_tools.surfaces import Catalogue, Surface
 
 TOOL_RATE_GROUP: Final = "mcp_tools.tool"
 TENANT_RATE_GROUP: Final = "mcp_tools.tenant"
@@ -86,57 +84,16 @@ def _resolver(path: str) -> Callable[[Any], Switches | None]:
     return import_string(path)
 
 
-def resolve(ctx: Any) -> Switches | None:
-    """The caller's switches (``MCP_TOOLS_TENANT_SWITCHES``); ``None`` when nothing narrows."""
-    path = conf.get("TENANT_SWITCHES")
-    if not path:
-        return None
-    switches = _resolver(path)(ctx)
-    return switches if switches is not None and switches.narrows else None
+# Asked on every request of a surface (mcp_tools.surfaces.switched_surface, on the route of
+# a call); kept here under the names operators and adapters use.
+resolve = surfaces.resolve_switches
+forget = surfaces.forget_switches
+narrowed_surface = surfaces.switched_surface
 
 
 def narrow(catalogue: Catalogue, surface: Surface, switches: Switches | None) -> Surface:
     """``surface`` as ``switches`` leave it (itself when nothing narrows)."""
-    if switches is None:
-        return surface
-    return narrowed(catalogue, surface, switches, switches.admits)
-
-
-# Resolved switches by caller, while MCP_TOOLS_TENANT_SWITCHES_CACHE_SECONDS lasts:
-# {(tenant, user, token, role, scopes): (monotonic expiry, switches)}. Bounded.
-_CACHE_MAX: Final = 10_000
-_cache: dict[tuple[Any, ...], tuple[float, Switches | None]] = {}
-
-
-def _caller_key(ctx: Any) -> tuple[Any, ...]:
-    actor = ctx.actor
-    return (str(ctx.tenant_id), actor.user_id, actor.token_id, actor.role.label, actor.scopes)
-
-
-def forget(tenant_key: str) -> None:
-    """Drop this process's cached switches of ``tenant_key`` (they just changed)."""
-    for key in [key for key in _cache if key[0] == tenant_key]:
-        _cache.pop(key, None)
-
-
-async def narrowed_surface(catalogue: Catalogue, surface: Surface, ctx: Any) -> Surface:
-    """The caller's surface on this request: asks the resolver (a worker thread: it may read
-    the database) only when one is configured, and, with
-    ``MCP_TOOLS_TENANT_SWITCHES_CACHE_SECONDS``, at most that often per caller and process."""
-    if not conf.get("TENANT_SWITCHES"):
-        return surface
-    ttl = float(conf.get("TENANT_SWITCHES_CACHE_SECONDS"))
-    if ttl <= 0:
-        return narrow(catalogue, surface, await sync_to_async(resolve)(ctx))
-    key, now = _caller_key(ctx), time.monotonic()
-    cached = _cache.get(key)
-    if cached is not None and cached[0] > now:
-        return narrow(catalogue, surface, cached[1])
-    switches = await sync_to_async(resolve)(ctx)
-    if len(_cache) >= _CACHE_MAX:
-        _cache.clear()
-    _cache[key] = (now + ttl, switches)
-    return narrow(catalogue, surface, switches)
+    return surfaces.narrow_by(catalogue, surface, switches)
 
 
 def stored_switches(ctx: Any) -> Switches | None:

@@ -42,6 +42,9 @@ SHARED: Final = (
     "psycopg-binary",
     "psycopg-pool",
     "dj-database-url",
+    # tenancy verifies external identity providers' JWTs with it (tenancy.external_jwt).
+    "joserfc",
+    "httpx",
     "uvicorn",
     "httptools",
     "uvloop",

@@ -126,9 +126,7 @@ async def _call(req: RpcRequest, spec: Any) -> Reply | StreamReply:
         exchange.loose_answers = req.input_responses
 
     if isinstance(spec, ToolFactorySpec):
-        build = (
-            switches.guarded(runner.run_factory) if switches.limited(spec) else runner.run_factory
-        )
+        build = switches.guarded(runner.run_factory) if _limited(spec) else runner.run_factory
         job = functools.partial(runner.job, build, spec, ctx, arguments, opened=opened)
     else:
 
@@ -146,7 +144,7 @@ async def _call(req: RpcRequest, spec: Any) -> Reply | StreamReply:
 
         # 2025-11-25: a client that asked for a task up front has the whole tool run as one.
         work = runner.hand_over if negotiated and req.era.tasks_up_front else runner.run_tool
-        if switches.limited(spec):  # quotas: counted in the worker, before the tool runs
+        if _limited(spec):  # quotas: counted in the worker, before the tool runs
             work = switches.guarded(work)
         job = functools.partial(
             runner.job, work, spec, ctx, validated, opened=opened, on_task=to_task
@@ -328,3 +326,9 @@ async def _list_page(req: RpcRequest, template: dict[str, Any]) -> Reply:
     except bounds.BoundError as bound:
         return bound_refusal(req.era, req.rid, bound)
     return Reply(200, _jsonrpc.result_bytes(req.rid, page))
+
+
+def _limited(spec: Any) -> bool:
+    """A call of ``spec`` counts against a quota (its own rate or the tenant budget): only then
+    does the route go through ``switches`` (mcp_tools.switches.limited says the same)."""
+    return bool(getattr(spec, "rate", None) or conf.get("TENANT_RATE"))

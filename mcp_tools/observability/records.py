@@ -31,8 +31,8 @@ from typing import Any, Final, TypeVar
 
 from mcp_types import CLIENT_INFO_META_KEY
 
-from mcp_tools import audit, conf
-from mcp_tools.observability import metrics, tracing
+from mcp_tools import conf
+from mcp_tools.observability import audit, metrics, tracing
 from mcp_tools.registry import IDEMPOTENCY_KEY_ALIAS, REPLAYED_FIELD
 from tenancy import rate_limited as rate_limited_signal
 
@@ -134,8 +134,8 @@ class ToolCall:
         self.trace_id: str | None = None
         self.span_id: str | None = None
         self.parent_trace_id: str | None = None
-        # What the stored call audit keeps beside the record's fields (mcp_tools.audit.note);
-        # None: not audited.
+        # What the stored call audit keeps beside the record's fields
+        # (mcp_tools.observability.audit.note); None: not audited.
         self.audit: dict[str, Any] | None = None
         self._started = time.perf_counter()
 

@@ -20,7 +20,7 @@ from mcp_types import methods as wire_methods
 from mcp_types.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND
 from pydantic import ValidationError
 
-from mcp_tools import _jsonrpc, context, surfaces, switches
+from mcp_tools import _jsonrpc, context, surfaces
 from mcp_tools.codes import FORBIDDEN
 from mcp_tools.exceptions import CallContextRefusedError, UnknownSurfaceError
 from mcp_tools.exchange import Exchange
@@ -71,8 +71,12 @@ async def serve(
             return Reply(
                 500, _jsonrpc.error_bytes(None, -32603, f"Internal error (request id {request_id})")
             )
+        method = message.method
         try:
-            catalogue, surface = surfaces.surface_for(ctx.role)
+            # Tenant switches: discovery and calls see one (narrowed) surface.
+            catalogue, surface = await surfaces.caller_surface(
+                ctx, switched=method in NARROWED_METHODS
+            )
         except UnknownSurfaceError:
             security_logger.warning("MCP caller without a surface refused: %r", ctx.role)
             body = _jsonrpc.error_bytes(
@@ -83,9 +87,6 @@ async def serve(
             # A has_perm policy: the user's permissions, read once for this request in a
             # thread (they may need the database), before any policy asks for them.
             await sync_to_async(load_permissions)(ctx.actor)
-        method = message.method
-        if method in NARROWED_METHODS:  # tenant switches: discovery and calls see one surface
-            surface = await switches.narrowed_surface(catalogue, surface, ctx)
         req = RpcRequest(
             message=message,
             era=era,

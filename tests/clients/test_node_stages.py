@@ -104,7 +104,7 @@ def test_scripts_test_says_on_its_last_line_that_node_stages_were_skipped(
     scripts, env = bare_checkout
     stubs = tmp_path / "stubs"
     stubs.mkdir()
-    for tool in ("ruff", "mypy", "lint-imports", "pytest"):
+    for tool in ("ruff", "mypy", "lint-imports", "pytest", "mkdocs"):
         _executable(stubs / tool, "#!/bin/sh\nexit 0\n")
     (scripts / "_bootstrap.sh").write_text(
         f'cd "$(dirname "$0")/.."\nexport PATH="{stubs}:$PATH"\n'

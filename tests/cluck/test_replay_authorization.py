@@ -218,6 +218,9 @@ RECIPES: dict[str, Recipe] = {
     ),
     "me-token-revoke": _spare_token,
     "me-authorization-revoke": _spare_authorization,
+    "mcp-tenant-switches": lambda w, a: Request(
+        reverse("mcp-tenant-switches"), _json({"readOnly": True, "disabledTools": []})
+    ),
 }
 
 ROUTES = tracked_write_routes()

@@ -18,9 +18,9 @@ from django.core.management import CommandError, call_command
 from django.test import Client, override_settings
 from pydantic import BaseModel
 
-from mcp_tools import audit
 from mcp_tools.context import CallContext
 from mcp_tools.models import CallAudit
+from mcp_tools.observability import audit
 from mcp_tools.registry import Registry
 from mcp_tools.surfaces import activated, build_catalogue
 from tenancy import AUTHENTICATED
@@ -76,7 +76,7 @@ def test_the_2026_era_and_a_tool_error_are_audited_as_such(mcp_client):
 
 
 @mutation(
-    "mcp_tools/audit.py",
+    "mcp_tools/observability/audit.py",
     find="    if spec is None or not enabled():",
     replace="    if not enabled():",
 )
@@ -104,7 +104,7 @@ def test_a_disabled_audit_writes_nothing(mcp_client):
 
 
 @mutation(
-    "mcp_tools/audit.py",
+    "mcp_tools/observability/audit.py",
     find="        key = sha256_hex(idempotency_key)",
     replace="        key = ''",
 )
@@ -155,7 +155,7 @@ def _policy_catalogue() -> Any:
 
 
 @mutation(
-    "mcp_tools/audit.py",
+    "mcp_tools/observability/audit.py",
     find="    return {name: _bounded(arguments[name]) for name in policy if name in arguments}",
     replace="    return {name: _bounded(value) for name, value in arguments.items()}",
 )

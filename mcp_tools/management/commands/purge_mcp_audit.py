@@ -11,7 +11,7 @@ from typing import Any, Final
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from mcp_tools.audit import purge
+from mcp_tools.observability.audit import purge
 
 _AGE: Final = re.compile(r"^([0-9]+)([smhd])$")
 _UNITS: Final = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
