@@ -152,10 +152,21 @@ def tracing() -> Iterator[Route]:
 
 
 def main() -> int:
+    import argparse
+
+    sys.path.insert(0, str(ROOT))
+    from bench.harness import add_smoke_option, smoke_done
+
+    parser = argparse.ArgumentParser(description="print the route of one tools/call")
+    add_smoke_option(parser)  # the same run: it is short already
+    args = parser.parse_args()
     env = {**os.environ, "CALL_PATH_PRINT": "1"}
     test = "tests/mcp_tools/test_call_path.py"
     command = [sys.executable, "-m", "pytest", test, "-q", "-s", "-p", "no:randomly"]
-    return subprocess.call(command, cwd=ROOT, env=env)
+    returncode = subprocess.call(command, cwd=ROOT, env=env)
+    if args.smoke and returncode == 0:
+        smoke_done()
+    return returncode
 
 
 if __name__ == "__main__":

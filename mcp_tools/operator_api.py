@@ -125,11 +125,18 @@ _FILTERS: Final = {
 }
 
 
+class AuditPageSerializer(serializers.Serializer[Any]):
+    """One page of the audit, newest first; ``next`` is the ``cursor`` of the next page."""
+
+    items = AuditRowSerializer(many=True)
+    next = serializers.CharField(allow_null=True)
+
+
 class CallAuditListApi(ProblemsByDefault, APIView):
     """The caller's tenant's stored call audit (newest first)."""
 
-    # For schema generators (drf-spectacular): what one audit row reads like.
-    serializer_class = AuditRowSerializer
+    # For schema generators (drf-spectacular): what a page of the audit reads like.
+    serializer_class = AuditPageSerializer
 
     authentication_classes = [TenancyAuthentication]
     permission_classes = [IsTenantOperator]
