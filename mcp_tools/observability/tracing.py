@@ -25,6 +25,7 @@ Attributes: ``mcp.method.name``, ``gen_ai.operation.name`` (``execute_tool``),
 from __future__ import annotations
 
 import functools
+import os
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, Final, TypeVar
@@ -48,6 +49,8 @@ if TYPE_CHECKING:
     from mcp_tools.observability.records import ToolCall
 
 TRACER_NAME: Final = "mcp_tools"
+# Read once: a provider named in the environment is set at start-up, not mid-run.
+_PROVIDER_FROM_ENVIRONMENT: Final = "OTEL_PYTHON_TRACER_PROVIDER" in os.environ
 TRACEPARENT: Final = "traceparent"
 T = TypeVar("T")
 
@@ -57,11 +60,23 @@ def available() -> bool:
     return trace is not None
 
 
+_UNKNOWN: Final = object()
+
+
 def recording() -> bool:
     """A tracer provider is configured (an SDK): spans are worth starting."""
-    return trace is not None and not isinstance(
-        trace.get_tracer_provider(), ProxyTracerProvider | NoOpTracerProvider
-    )
+    if trace is None:
+        return False
+    # Until a provider is set, the API's get_tracer_provider reads os.environ on every call
+    # (OTEL_PYTHON_TRACER_PROVIDER): two environment lookups per tool call, a tenth of what
+    # the call record costs (bench/mcp_profile.py). The global it fills is read first; where
+    # the API has no such global, or the environment names a provider, the API decides.
+    provider = getattr(trace, "_TRACER_PROVIDER", _UNKNOWN)
+    if provider is None and not _PROVIDER_FROM_ENVIRONMENT:
+        return False
+    if provider is _UNKNOWN or provider is None:
+        provider = trace.get_tracer_provider()
+    return not isinstance(provider, ProxyTracerProvider | NoOpTracerProvider)
 
 
 @functools.lru_cache(maxsize=1)
