@@ -9,6 +9,11 @@ connections the server opened meanwhile.
 from __future__ import annotations
 
 import json
+import threading
+import time
+import uuid
+from collections.abc import Callable
+from typing import Any
 
 import httpx
 import pytest
@@ -59,3 +64,74 @@ def test_counted_calls_share_one_pooled_redis_connection(redis_url: str) -> None
     watcher.close()
     assert counted >= 1, "nothing was counted on Redis"
     assert opened <= MOST_CONNECTIONS, f"{opened} Redis connections for {CALLS} calls"
+
+
+def _commands_during(redis_url: str, act: Callable[[], None]) -> list[dict[str, Any]]:
+    """Every command Redis ran while ``act`` ran, as ``MONITOR`` reports them (a script's
+    own commands have the client type ``lua``)."""
+    done = f"cluck-test-done-{uuid.uuid4().hex}"
+    seen: list[dict[str, Any]] = []
+    watching = threading.Event()
+
+    def watch() -> None:
+        with redis.Redis.from_url(redis_url).monitor() as monitor:
+            watching.set()
+            while True:
+                command = monitor.next_command()
+                if done in command["command"]:
+                    # The marker's own connection (its handshake) is not the server's.
+                    marker = command["client_port"]
+                    seen[:] = [c for c in seen if c["client_port"] != marker]
+                    return
+                seen.append(command)
+
+    watcher = threading.Thread(target=watch, daemon=True)
+    watcher.start()
+    assert watching.wait(10)
+    time.sleep(0.2)  # MONITOR is registered once the server has read it
+    act()
+    with redis.Redis.from_url(redis_url) as client:
+        client.echo(done)
+    watcher.join(10)
+    assert not watcher.is_alive(), "MONITOR never saw the end marker"
+    return seen
+
+
+@mutation(
+    "tenancy/throttling.py",
+    find=(
+        "    if isinstance(cache, RedisCache):\n"
+        "        return _count_on_redis(request, budget, cache)\n"
+    ),
+    replace="",
+)
+def test_a_counted_call_is_one_round_trip_to_redis(redis_url: str) -> None:
+    """Each counted call sends Redis one command (the counting script), where django-ratelimit
+    sends two (``SET … NX`` then ``INCRBY``); the count itself is checked across processes in
+    tests/tenancy/test_rate_counting_processes.py.
+
+    Mutation: count on Redis through django-ratelimit's ``get_usage`` again → red (two
+    commands per call)."""
+    bearer = bearer_for(MembershipFactory.create(tenant=FarmFactory.create(), roles=["Admin"]))
+    env = {"CACHE_URL": redis_url, "MCP_TOOLS_RATE": "100000/h", "TENANCY_API_RATE": "100000/m"}
+    headers = {
+        "Authorization": f"Bearer {bearer}",
+        "Content-Type": "application/json",
+        "Accept": "application/json",
+    }
+    calls = 5
+    with serve(env=env) as url, httpx.Client(base_url=url, headers=headers, timeout=30) as http:
+
+        def ping(n: int) -> None:
+            body = json.dumps({"jsonrpc": "2.0", "id": n, "method": "ping"})
+            response = http.post("/mcp", content=body)
+            assert response.status_code == 200, response.text
+
+        ping(0)  # the script is loaded on first use (EVALSHA refused, then EVAL)
+        seen = _commands_during(redis_url, lambda: [ping(n) for n in range(1, calls + 1)])
+    sent = [
+        command["command"].split()[0].upper() for command in seen if command["client_type"] != "lua"
+    ]
+    counted = [command for command in seen if command["client_type"] == "lua"]
+    assert sent == ["EVALSHA"] * calls, sent
+    assert counted, "the script counted nothing"
