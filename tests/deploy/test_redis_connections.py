@@ -128,7 +128,12 @@ def test_a_counted_call_is_one_round_trip_to_redis(redis_url: str) -> None:
             assert response.status_code == 200, response.text
 
         ping(0)  # the script is loaded on first use (EVALSHA refused, then EVAL)
-        seen = _commands_during(redis_url, lambda: [ping(n) for n in range(1, calls + 1)])
+
+        def calls_in_turn() -> None:
+            for n in range(1, calls + 1):
+                ping(n)
+
+        seen = _commands_during(redis_url, calls_in_turn)
     sent = [
         command["command"].split()[0].upper() for command in seen if command["client_type"] != "lua"
     ]
