@@ -146,6 +146,15 @@ def membership_rate_key(group: str, request: Any) -> str:
     return f"user:{actor.user_id}"
 
 
+def _counter_key(budget: RateBudget, rate: str, value: str, cache: Any) -> tuple[str, int, int]:
+    """django-ratelimit's counter for ``value`` under ``rate``: its full cache key, the end of
+    its window (epoch seconds) and its expiry (seconds from now)."""
+    _, period = _split_rate(rate)
+    window = _get_window(value, period)
+    key = _make_cache_key(budget.group, window, rate, value, budget.ratelimit_methods)
+    return cache.make_and_validate_key(key), window, period + EXPIRATION_FUDGE
+
+
 @dataclass
 class PendingCount:
     """A count the token check may make in its own statement (``tenancy.lookup``).
@@ -161,14 +170,10 @@ class PendingCount:
     window: int = 0
 
     def prepare(self, membership_id: int) -> tuple[str, int]:
-        limit, period = _split_rate(self.rate)
-        del limit
-        value = f"membership:{membership_id}"
-        self.window = _get_window(value, period)
-        key = _make_cache_key(
-            self.budget.group, self.window, self.rate, value, self.budget.ratelimit_methods
+        key, self.window, expiry = _counter_key(
+            self.budget, self.rate, f"membership:{membership_id}", self.cache
         )
-        return self.cache.make_and_validate_key(key), period + EXPIRATION_FUDGE
+        return key, expiry
 
     def usage(self) -> RateUsage:
         assert self.value is not None
@@ -250,14 +255,11 @@ def _count_on_redis(request: HttpRequest, budget: RateBudget, cache: Any) -> Rat
         rate = import_string(rate)(budget.group, request)  # as django-ratelimit reads it
     if rate is None:
         return None
-    limit, period = _split_rate(rate)
-    value = membership_rate_key(budget.group, request)
-    window = _get_window(value, period)
-    key = cache.make_and_validate_key(
-        _make_cache_key(budget.group, window, rate, value, budget.ratelimit_methods)
+    limit, _ = _split_rate(rate)
+    key, window, expiry = _counter_key(
+        budget, rate, membership_rate_key(budget.group, request), cache
     )
     client = cache._cache.get_client(key, write=True)
-    expiry = period + EXPIRATION_FUDGE
     try:
         try:
             counted = int(client.evalsha(_REDIS_COUNT_SHA, 1, key, expiry))

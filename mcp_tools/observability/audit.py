@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import atexit
 import datetime as dt
+import functools
 import json
 import logging
 import queue
@@ -221,27 +222,30 @@ def write_rows(rows: list[dict[str, Any]]) -> None:
         connection.close()
 
 
-def _copy_rows(model: Any, rows: list[dict[str, Any]]) -> None:
+@functools.cache
+def _copy_plan(model: Any) -> tuple[str, tuple[tuple[str, Any, bool], ...]]:
+    """``COPY`` into ``model``'s table: the statement, and per column its field's attribute
+    name, default and whether it holds JSON (the model's shape is fixed once loaded)."""
     fields = [f for f in model._meta.concrete_fields if not f.primary_key]
-    defaults = {f.attname: f.get_default() for f in fields}
-    json_columns = {f.attname for f in fields if isinstance(f, models.JSONField)}
-    names = [f.attname for f in fields]
     quote = connection.ops.quote_name
     statement = (
         f"COPY {quote(model._meta.db_table)} ({', '.join(quote(f.column) for f in fields)})"
         " FROM STDIN"
     )
-    with connection.cursor() as cursor:
-        with cursor.cursor.copy(statement) as copy:
-            for row in rows:
-                copy.write_row(
-                    [
-                        _json_text(row.get(name))
-                        if name in json_columns
-                        else row.get(name, defaults[name])
-                        for name in names
-                    ]
-                )
+    columns = tuple((f.attname, f.get_default(), isinstance(f, models.JSONField)) for f in fields)
+    return statement, columns
+
+
+def _copy_rows(model: Any, rows: list[dict[str, Any]]) -> None:
+    statement, columns = _copy_plan(model)
+    with connection.cursor() as cursor, cursor.cursor.copy(statement) as copy:
+        for row in rows:
+            copy.write_row(
+                [
+                    _json_text(row.get(name)) if is_json else row.get(name, default)
+                    for name, default, is_json in columns
+                ]
+            )
 
 
 def _json_text(value: Any) -> str | None:

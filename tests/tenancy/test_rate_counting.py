@@ -94,16 +94,17 @@ def test_mcp_refuses_at_the_exact_boundary_with_a_jsonrpc_429() -> None:
 
 @mutation(
     "tenancy/throttling.py",
-    find="self.budget.group, self.window, self.rate, value, self.budget.ratelimit_methods",
-    replace="self.budget.group, self.window, self.rate, value, ALL",
+    find="budget.group, window, rate, value, budget.ratelimit_methods",
+    replace="budget.group, window, rate, value, ALL",
 )
 @override_settings(MCP_TOOLS_RATE="100/h")
 def test_the_count_is_django_ratelimits_own() -> None:
     """What the token check counted is what django-ratelimit reads on the same cache (one
     counter, whichever path counted).
 
-    Mutation: key ``PendingCount.prepare`` with every method (``ALL``) instead of the
-    budget's → red (django-ratelimit sees a different, empty counter).
+    Mutation: key the counter (``tenancy.throttling._counter_key``, which
+    ``PendingCount.prepare`` uses) with every method (``ALL``) instead of the budget's → red
+    (django-ratelimit sees a different, empty counter).
     """
     membership = _member()
     client = _client(bearer_for(membership))

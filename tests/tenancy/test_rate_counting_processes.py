@@ -64,13 +64,13 @@ def _burst(env: dict[str, str]) -> Counter[int]:
     Edit("tenancy/throttling.py", find="import math\n", replace="import math\nimport os\n"),
     Edit(
         "tenancy/throttling.py",
-        find='value = f"membership:{membership_id}"',
-        replace='value = f"membership:{membership_id}:{os.getpid()}"',
+        find='f"membership:{membership_id}", self.cache',
+        replace='f"membership:{membership_id}:{os.getpid()}", self.cache',
     ),
 )
 def test_two_processes_count_one_exact_budget_on_postgresql() -> None:
     """Mutation: key the counter per process in ``tenancy.throttling.PendingCount.prepare``
-    (``value = f"membership:{membership_id}:{os.getpid()}"``) → red (each process admits
+    (``f"membership:{membership_id}:{os.getpid()}"``) → red (each process admits
     up to ``RATE`` of its own)."""
     assert _burst({}) == {200: RATE, 429: CALLS - RATE}
 
