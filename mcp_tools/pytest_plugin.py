@@ -9,12 +9,17 @@ needs pytest-django. Fixtures:
 - ``mcp_era``: each protocol era in turn (``"2025-11-25"``, ``"2026-07-28"``); a test that
   takes it runs once per era.
 
+With the stored call audit on (``MCP_TOOLS_AUDIT``), the rows of the session's last calls are
+written before the test database is torn down: the audit writer, left to its linger, would
+open a connection after pytest-django closed the pool, and the database could not be dropped.
+
 The assertions every project should pin are plain functions of ``mcp_tools.test``:
 ``assert_tool_invisible``, ``assert_tenant_isolated``, ``assert_replays_once``.
 """
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -23,6 +28,15 @@ import pytest
 # The plugin is imported when pytest starts, before pytest-django sets Django up: nothing
 # here may import Django models at module level, so mcp_tools.test is imported in the fixtures.
 ERAS = ("2025-11-25", "2026-07-28")
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_teardown(item: pytest.Item, nextitem: pytest.Item | None) -> None:
+    # The session's last test: the test database goes next. A session that never loaded the
+    # audit has no writer (and may have no Django settings to load it with).
+    audit = sys.modules.get("mcp_tools.observability.audit")
+    if nextitem is None and audit is not None:
+        audit.flush()
 
 
 @pytest.fixture

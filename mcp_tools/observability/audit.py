@@ -188,17 +188,19 @@ class AuditWriter:
                     break
             try:
                 self._write(batch)
+                if self._queue.empty():
+                    self._idle()
             except Exception:
                 # The writer thread must outlive any one failed batch.
                 logger.exception("writing %d call audit row(s) failed", len(batch))
             finally:
+                # After the connection is handed back: flush() returns with none held.
                 for _ in batch:
                     self._queue.task_done()
-            if self._queue.empty():
-                self._idle()
 
     def flush(self) -> None:
-        """Block until every row queued so far is written (or failed)."""
+        """Block until every row queued so far is written (or failed) and, the queue empty,
+        the writer's connection handed back."""
         if self._thread is not None:
             self._queue.join()
 
