@@ -403,15 +403,24 @@ class Dispatcher:
         record: observability.ToolCall,
     ) -> dict[str, Any] | Reply:
         ctx = self.ctx
+        limited = switches.limited(spec)
 
-        def work() -> dict[str, Any]:
-            refused = switches.refusal(spec, ctx) if switches.limited(spec) else None
-            result = refused or execution.run_tool(spec, ctx, validated)
+        def finished(result: dict[str, Any]) -> dict[str, Any]:
             record.result(result)
             return task_from_result(result, turn=turn, call=call)
 
+        def work() -> dict[str, Any]:
+            refused = switches.refusal(spec, ctx) if limited else None
+            return finished(refused or execution.run_tool(spec, ctx, validated))
+
+        async def on_loop() -> dict[str, Any]:
+            return finished(await execution.run_read_on_loop(spec, ctx, validated))
+
         try:
-            task = await execution.run_bounded(work)
+            if spec.on_loop and not limited:  # a declared non-blocking read (async def)
+                task = await execution.run_on_loop(on_loop)
+            else:
+                task = await execution.run_bounded(work)
         except execution.BoundError as exc:
             return bound_reply(self.request_id, exc)
         self._finished = (task, spec, turn.continues)

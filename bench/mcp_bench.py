@@ -82,7 +82,9 @@ REDIS_KINDS = ["bare+rate", "mcp-2025", "mcp-2026"]
 # The operator's kit (docs/operating.md), each on a server of its own: "noaudit" without the
 # stored call audit, "nokit" without the audit and the tenant switches (the farm has both on).
 KIT_KINDS = {"noaudit mcp-2025": "noaudit", "nokit mcp-2025": "nokit"}
-KIT_PREFIXES = ("redis ", "noaudit ", "nokit ")
+# A plain (synchronous) tool, run in a worker thread: what the event-loop path saves.
+THREAD_KINDS = ["thread mcp-2025", "thread mcp-2026"]
+KIT_PREFIXES = ("redis ", "noaudit ", "nokit ", "thread ")
 # Longer than the call audit's linger (0.2 s) plus its batch's write.
 SETTLE_SECONDS = 0.5
 # The peers in their own processes: kind -> peer (bench/peers/venvs.py). django-mcp-server
@@ -101,12 +103,13 @@ PEER_NAMES = {
 
 def call_for(kind: str, i: int) -> tuple[str, dict[str, Any], dict[str, str]]:
     """``(path, JSON body, headers)`` of call ``i`` of ``kind`` (a server prefix ignored)."""
+    tool = "bench_add_in_thread" if kind.startswith("thread ") else "bench_add"
     kind = _bare_kind(kind)
     body: dict[str, Any] = {
         "jsonrpc": "2.0",
         "id": i,
         "method": "tools/call",
-        "params": {"name": "bench_add", "arguments": {"a": i, "b": 2}},
+        "params": {"name": tool, "arguments": {"a": i, "b": 2}},
     }
     if kind == "list":
         body = {"jsonrpc": "2.0", "id": i, "method": "tools/list", "params": {}}
@@ -118,7 +121,7 @@ def call_for(kind: str, i: int) -> tuple[str, dict[str, Any], dict[str, str]]:
         return path, body, {**HEADERS, "MCP-Protocol-Version": "2025-11-25"}
     body["params"]["_meta"] = MODERN_META
     modern = {"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call"}
-    return path, body, {**HEADERS, **modern, "Mcp-Name": "bench_add"}
+    return path, body, {**HEADERS, **modern, "Mcp-Name": tool}
 
 
 def _bare_kind(kind: str) -> str:
@@ -318,6 +321,7 @@ def main() -> None:
         targets = {kind: servers["small"] for kind in KINDS}
         if not options.no_redis:
             targets.update({f"redis {kind}": servers["redis"] for kind in REDIS_KINDS})
+        targets.update({kind: servers["small"] for kind in THREAD_KINDS})
         targets.update({kind: servers[name] for kind, name in KIT_KINDS.items()})
         targets.update({kind: peers[peer] for kind, peer in PEER_KINDS.items() if peer in peers})
         for number in range(rounds):
@@ -383,6 +387,10 @@ def report(
         ("/mcp 2025 vs bare+rate, CPU", "mcp-2025", "bare+rate"),
         ("/mcp 2026 vs bare+rate, CPU", "mcp-2026", "bare+rate"),
         ("django-stateless-mcp 2025 vs bare+rate", "dsm-2025", "bare+rate"),
+        ("/mcp 2025, a tool in a thread, vs bare+rate", "thread mcp-2025", "bare+rate"),
+        ("/mcp 2026, a tool in a thread, vs bare+rate", "thread mcp-2026", "bare+rate"),
+        ("2025: a tool in a thread vs on the loop", "thread mcp-2025", "mcp-2025"),
+        ("2026: a tool in a thread vs on the loop", "thread mcp-2026", "mcp-2026"),
     ]
     if "redis bare+rate" in rows:
         others += [

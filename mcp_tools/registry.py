@@ -182,6 +182,9 @@ class ToolSpec:
     audit_arguments: tuple[str, ...] | Callable[[Mapping[str, Any]], Mapping[str, Any]] | None = (
         None
     )
+    # ``async def``: a declared non-blocking read, awaited on the event loop under the same
+    # slot and deadline as a worker-thread tool (mcp_tools.execution.bounds.run_on_loop).
+    on_loop: bool = False
 
     def error_codes(self) -> tuple[tuple[str, str], ...]:
         """Every code a call of this tool can answer with: the framework's, then its own."""
@@ -406,8 +409,17 @@ def build_spec(
     where = f"{name!r} ({getattr(fn, '__module__', '?')}.{getattr(fn, '__qualname__', '?')})"
     if not isinstance(name, str) or not TOOL_NAME_RE.fullmatch(name):
         raise _fail(where, "the name must match ^[A-Za-z0-9._-]{1,128}$")
-    if not callable(fn) or inspect.iscoroutinefunction(fn):
-        raise _fail(where, "a tool is a plain (synchronous) function; it runs in a worker thread")
+    if not callable(fn):
+        raise _fail(where, "a tool is a function")
+    on_loop = inspect.iscoroutinefunction(fn)
+    if on_loop and not read_only:
+        raise _fail(
+            where,
+            "an async def tool must be read_only=True: a write runs inside its idempotent "
+            "unit's transaction, in a worker thread (make it a plain function)",
+        )
+    if on_loop and task_support != "forbidden":
+        raise _fail(where, "an async def tool cannot run as a task (task workers are threads)")
     if not isinstance(policy, Policy):
         raise _fail(
             where,
@@ -577,6 +589,7 @@ def build_spec(
         audit_arguments=_audit_arguments(
             where, audit_arguments, properties=input_schema.get("properties", {})
         ),
+        on_loop=on_loop,
     )
 
 

@@ -20,6 +20,7 @@ server-to-client requests. It ends with the JSON-RPC response. Closing it cancel
 from __future__ import annotations
 
 import asyncio
+import collections
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any, Final
@@ -48,29 +49,47 @@ def accepts_event_stream(accept: str | None) -> bool:
 
 
 class Channel:
-    """Notifications from a worker thread to the request's event loop."""
+    """Notifications from the tool (a worker thread or the loop) to the request's event loop.
+
+    One waiter future at a time, woken by a notification or by the call's end: no task for a
+    queue read and no ``asyncio.wait`` per call (most calls report nothing and end first).
+    """
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self._loop = loop
-        self._queue: asyncio.Queue[dict[str, Any]] = asyncio.Queue()
+        self._queue: collections.deque[dict[str, Any]] = collections.deque()
         self._queued = 0
+        self._waiter: asyncio.Future[None] | None = None
 
     def put(self, message: dict[str, Any]) -> None:
-        """Called from the worker thread."""
+        """Called from the worker thread (or the loop)."""
         if self._queued >= MAX_QUEUED_EVENTS:
             return
         self._queued += 1
-        self._loop.call_soon_threadsafe(self._queue.put_nowait, message)
+        self._loop.call_soon_threadsafe(self._arrived, message)
+
+    def _arrived(self, message: dict[str, Any]) -> None:
+        self._queue.append(message)
+        self._wake()
+
+    def _wake(self, *_: Any) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
 
     async def _next(self, call: asyncio.Future[Any]) -> dict[str, Any] | None:
         """The next notification, or ``None`` once ``call`` finished before one arrived."""
-        getter = asyncio.ensure_future(self._queue.get())
-        try:
-            done, _ = await asyncio.wait({getter, call}, return_when=asyncio.FIRST_COMPLETED)
-        finally:
-            if not getter.done():
-                getter.cancel()  # also when the client went away mid-wait
-        return getter.result() if getter in done else None
+        while not self._queue:
+            if call.done():
+                return None
+            self._waiter = self._loop.create_future()
+            call.add_done_callback(self._wake)
+            try:
+                await self._waiter  # cancelled with it when the client went away mid-wait
+            finally:
+                call.remove_done_callback(self._wake)
+                self._waiter = None
+        return self._queue.popleft()
 
     async def first(self, call: asyncio.Future[Any]) -> dict[str, Any] | None:
         """The first notification, or ``None`` if ``call`` finished before any arrived."""
@@ -80,8 +99,8 @@ class Channel:
         """Every further notification until ``call`` finishes (then what is still queued)."""
         while (message := await self._next(call)) is not None:
             yield message
-        while not self._queue.empty():
-            yield self._queue.get_nowait()
+        while self._queue:
+            yield self._queue.popleft()
 
 
 @dataclass(frozen=True)

@@ -16,7 +16,18 @@ class Sum(BaseModel):
 
 
 @tool(name="bench_add", read_only=True, mirrors_no_route="benchmark tool", description="a + b")
-def bench_add(ctx: CallContext, *, a: int, b: int) -> Sum:
+async def bench_add(ctx: CallContext, *, a: int, b: int) -> Sum:
+    # Declared non-blocking (async def), as the peers' tools run: on the event loop.
+    return Sum(sum=a + b, tenant=ctx.tenant_id)
+
+
+@tool(
+    name="bench_add_in_thread",
+    read_only=True,
+    mirrors_no_route="benchmark tool",
+    description="a + b, in a worker thread",
+)
+def bench_add_in_thread(ctx: CallContext, *, a: int, b: int) -> Sum:
     return Sum(sum=a + b, tenant=ctx.tenant_id)
 
 

@@ -24,6 +24,7 @@ from mcp_tools.execution.bounds import (
     overloaded,
     retry_after_header,
     run_bounded,
+    run_on_loop,
     slots,
 )
 from mcp_tools.execution.results import (
@@ -31,6 +32,7 @@ from mcp_tools.execution.results import (
     failure_result,
     internal_error_result,
     run_read,
+    run_read_on_loop,
     run_write,
     success_result,
     translate,
@@ -56,7 +58,9 @@ __all__ = [
     "overloaded",
     "retry_after_header",
     "run_bounded",
+    "run_on_loop",
     "run_read",
+    "run_read_on_loop",
     "run_tool",
     "run_write",
     "slots",

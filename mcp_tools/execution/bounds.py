@@ -5,7 +5,9 @@ and a per-call deadline. The slot is released by the worker thread itself when t
 really returns, so a timed-out tool still occupies its slot until it finishes. A cancelled
 call (its client went away) is the exception: its slot is freed at once and its thread, still
 running until the tool's next checkpoint, counts against a draining pool of the same size
-instead; when that pool is full, the cancelled call keeps its slot.
+instead; when that pool is full, the cancelled call keeps its slot. A declared non-blocking
+tool (``async def``) is awaited on the event loop instead (``run_on_loop``), under the same
+slots and deadline, without the thread hop.
 """
 
 from __future__ import annotations
@@ -16,10 +18,11 @@ import concurrent.futures
 import math
 import random
 import threading
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from typing import Any, Final, TypeVar
 
-from django.db import close_old_connections
+from asgiref.sync import ThreadSensitiveContext
+from django.db import close_old_connections, connections
 
 from mcp_tools import conf, observability
 from mcp_tools.codes import OVERLOADED, TIMED_OUT
@@ -229,6 +232,70 @@ async def run_bounded(work: Callable[[], T], *, on_cancel: Callable[[], None] | 
         raise error
     result: T = value
     return result
+
+
+class _ToolThread(concurrent.futures.Executor):
+    """The thread of one streamed ``async def`` call's thread-sensitive work (``sync_to_async``,
+    Django's async ORM), made on first use.
+
+    A JSON answer's call sends that work to its request's own thread, which waits for the
+    view (``mcp_tools.asgi``); a streamed answer's view has returned, its thread has moved on,
+    so the call keeps a thread of its own instead, its database connections closed at the end.
+    """
+
+    def __init__(self) -> None:
+        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+
+    def submit(
+        self, fn: Callable[..., T], /, *args: Any, **kwargs: Any
+    ) -> concurrent.futures.Future[T]:
+        if self._pool is None:
+            self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="mcp-tool")
+        return self._pool.submit(fn, *args, **kwargs)
+
+    def shutdown(self, wait: bool = True, *, cancel_futures: bool = False) -> None:
+        if self._pool is not None:
+            self._pool.submit(connections.close_all)
+            self._pool.shutdown(wait=wait, cancel_futures=cancel_futures)
+
+
+async def run_on_loop(work: Callable[[], Awaitable[T]], *, outlives_view: bool = False) -> T:
+    """Await ``work()`` on this event loop within the concurrency limit and the call deadline.
+
+    The bounds of ``run_bounded`` for a declared non-blocking tool (``async def``): it takes a
+    slot like any call, and its deadline cancels it at its next ``await``; the slot comes back
+    when the coroutine has really ended (returned, raised or been cancelled). There is no
+    thread to drain: a cancelled call is cancelled where it runs. ``outlives_view``: the call
+    may go on after its view has returned (a streamed answer), so its thread-sensitive work
+    gets a thread of its own (``_ToolThread``).
+
+    Raises:
+        BoundError: ``OVERLOADED`` when every slot is taken (nothing ran), ``TIMED_OUT`` when
+            the deadline passed (the work was cancelled).
+    """
+    timeout = float(conf.get("CALL_TIMEOUT_SECONDS"))
+    limit = int(conf.get("MAX_CONCURRENT_CALLS"))
+    if not await slots.acquire(limit, float(conf.get("SLOT_WAIT_SECONDS"))):
+        observability.bound_refused("concurrency")  # observability
+        raise overloaded()
+    thread = _ToolThread() if outlives_view else None
+    try:
+        async with asyncio.timeout(timeout):
+            if thread is None:
+                return await work()
+            async with ThreadSensitiveContext(executor=thread):
+                return await work()
+    except TimeoutError:
+        observability.bound_refused("deadline")  # observability
+        raise BoundError(
+            TIMED_OUT,
+            f"Tool call exceeded its {timeout:g} s deadline",
+            {"timeoutSeconds": timeout},
+        ) from None
+    finally:
+        slots.release()
+        if thread is not None:
+            thread.shutdown(wait=False)
 
 
 def overloaded() -> BoundError:

@@ -11,6 +11,7 @@ import logging
 from collections.abc import Callable
 from typing import Any
 
+from asgiref.sync import async_to_sync
 from django.utils.module_loading import import_string
 from pydantic import BaseModel
 
@@ -116,17 +117,35 @@ def structured_result(payload: dict[str, Any]) -> dict[str, Any]:
 
 
 def run_read(spec: ToolSpec, ctx: CallContext, validated: BaseModel) -> dict[str, Any]:
-    """Worker-thread body of a read tool."""
+    """Worker-thread body of a read tool (an ``async def`` one is awaited on a loop of its
+    own here; on ``/mcp`` it runs on the server's loop, ``run_read_on_loop``)."""
     try:
+        if spec.on_loop:
+            return async_to_sync(run_read_on_loop)(spec, ctx, validated)
         return success_result(spec, _invoke(spec, ctx, validated))
     except Exception as exc:
-        if database_unavailable(exc):
-            raise  # not the tool's failure: the endpoint answers 503 (mcp_tools.error_pages)
-        failure = translate(exc)
-        if failure is not None:
-            return failure_result(failure)
-        logger.exception("MCP tool %s failed (request %s)", spec.name, ctx.request_id)
-        return internal_error_result(spec, ctx.request_id)
+        return _read_failure(spec, ctx, exc)
+
+
+async def run_read_on_loop(
+    spec: ToolSpec, ctx: CallContext, validated: BaseModel
+) -> dict[str, Any]:
+    """Event-loop body of an ``async def`` read tool."""
+    try:
+        return success_result(spec, await _invoke(spec, ctx, validated))
+    except Exception as exc:
+        return _read_failure(spec, ctx, exc)
+
+
+def _read_failure(spec: ToolSpec, ctx: CallContext, exc: Exception) -> dict[str, Any]:
+    """What a read tool that raised ``exc`` answers (or ``exc`` again: no tool's failure)."""
+    if database_unavailable(exc):
+        raise exc  # not the tool's failure: the endpoint answers 503 (mcp_tools.error_pages)
+    failure = translate(exc)
+    if failure is not None:
+        return failure_result(failure)
+    logger.exception("MCP tool %s failed (request %s)", spec.name, ctx.request_id, exc_info=exc)
+    return internal_error_result(spec, ctx.request_id)
 
 
 def run_write(spec: ToolSpec, ctx: CallContext, validated: BaseModel) -> dict[str, Any]:

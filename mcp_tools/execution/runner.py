@@ -21,11 +21,12 @@ from mcp_tools.exchange import (
     CallCancelled,
     ClientCapabilityMissing,
     ContinueAsTask,
+    ExchangeControl,
     InputRequired,
 )
 from mcp_tools.execution.arguments import validate_arguments
 from mcp_tools.execution.bounds import BoundError
-from mcp_tools.execution.results import run_read, run_write
+from mcp_tools.execution.results import run_read, run_read_on_loop, run_write
 from mcp_tools.factories import ToolFactorySpec
 from mcp_tools.registry import ToolSpec
 
@@ -136,13 +137,30 @@ def job(
             return StateRefused(refused.reason)
     try:
         return Done(work(*args))
-    except CallCancelled:
-        return Cancelled()
-    except InputRequired as needed:
-        return NeedsInput(needed.requests)
-    except ClientCapabilityMissing as missing:
-        return NeedsCapability(missing.required)
     except ContinueAsTask:
         if on_task is None:
             raise
         return ToTask(on_task())
+    except ExchangeControl as control:
+        return _asked(control)
+
+
+async def job_on_loop(spec: ToolSpec, ctx: CallContext, validated: BaseModel) -> Outcome:
+    """Event loop: ``job`` for an ``async def`` read tool with no request state to redeem and
+    no quota to count (both need the database: those calls run as a ``job``)."""
+    try:
+        return Done(await run_read_on_loop(spec, ctx, validated))
+    except ExchangeControl as control:
+        return _asked(control)
+
+
+def _asked(control: ExchangeControl) -> Outcome:
+    """The outcome of a tool that stopped to ask for more (input, a capability) or was
+    cancelled."""
+    if isinstance(control, CallCancelled):
+        return Cancelled()
+    if isinstance(control, InputRequired):
+        return NeedsInput(control.requests)
+    if isinstance(control, ClientCapabilityMissing):
+        return NeedsCapability(control.required)
+    raise control

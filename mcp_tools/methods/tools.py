@@ -15,6 +15,7 @@ import asyncio
 import functools
 import logging
 import time
+from collections.abc import Callable, Coroutine
 from typing import Any
 
 from mcp_types import methods as wire_methods
@@ -125,8 +126,15 @@ async def _call(req: RpcRequest, spec: Any) -> Reply | StreamReply:
     else:
         exchange.loose_answers = req.input_responses
 
-    if isinstance(spec, ToolFactorySpec):
-        build = switches.guarded(runner.run_factory) if _limited(spec) else runner.run_factory
+    limited = _limited(spec)
+    # A declared non-blocking read (async def) is awaited on the loop, unless a request state
+    # or a quota needs the database first (then its worker thread awaits it, run_read).
+    on_loop = isinstance(spec, ToolSpec) and spec.on_loop and opened is None and not limited
+    job: Callable[[], Any]
+    if on_loop:
+        job = functools.partial(runner.job_on_loop, spec, ctx, validated)
+    elif isinstance(spec, ToolFactorySpec):
+        build = switches.guarded(runner.run_factory) if limited else runner.run_factory
         job = functools.partial(runner.job, build, spec, ctx, arguments, opened=opened)
     else:
 
@@ -144,25 +152,27 @@ async def _call(req: RpcRequest, spec: Any) -> Reply | StreamReply:
 
         # 2025-11-25: a client that asked for a task up front has the whole tool run as one.
         work = runner.hand_over if negotiated and req.era.tasks_up_front else runner.run_tool
-        if _limited(spec):  # quotas: counted in the worker, before the tool runs
+        if limited:  # quotas: counted in the worker, before the tool runs
             work = switches.guarded(work)
         job = functools.partial(
             runner.job, work, spec, ctx, validated, opened=opened, on_task=to_task
         )
 
-    if req.streamable and req.era.asks_on_stream:
-        # 2025-11-25: the tool may ask its client on this call's stream (mcp_tools.mailbox).
+    if req.streamable and req.era.asks_on_stream and not on_loop:
+        # 2025-11-25: the tool may ask its client on this call's stream (mcp_tools.mailbox);
+        # its answer is waited for in the worker thread, so a tool on the loop cannot.
         exchange.asker = _asker(req, spec.name)
     if req.streamable and (
         exchange.progress_token is not None
         or exchange.log_level is not None
         or exchange.asker is not None
     ):
-        return await _streamed(req, spec, arguments, job)
+        streamed = _bounded(job, on_loop, exchange, outlives_view=True)
+        return await _streamed(req, spec, arguments, streamed)
     try:
         # A closed response stream cancels the call (Django cancels this coroutine): the tool
         # is told, the slot freed (``bounds.run_bounded``).
-        bounded = bounds.run_bounded(job, on_cancel=exchange.cancel)
+        bounded = _bounded(job, on_loop, exchange)
         outcome: runner.Outcome
         if req.era.cancelled_by_notification:
             outcome = await cancellation.run(
@@ -214,8 +224,18 @@ def _binding(req: RpcRequest, name: str, arguments: Any) -> requeststate.Binding
     )
 
 
-async def _streamed(req: RpcRequest, spec: Any, arguments: Any, job: Any) -> Reply | StreamReply:
-    """Run ``job`` bounded; answer JSON, or a stream if the call reports before it returns.
+def _bounded(
+    job: Callable[[], Any], on_loop: bool, exchange: Any, *, outlives_view: bool = False
+) -> Coroutine[Any, Any, runner.Outcome]:
+    if on_loop:
+        return bounds.run_on_loop(job, outlives_view=outlives_view)
+    return bounds.run_bounded(job, on_cancel=exchange.cancel)
+
+
+async def _streamed(
+    req: RpcRequest, spec: Any, arguments: Any, bounded: Coroutine[Any, Any, runner.Outcome]
+) -> Reply | StreamReply:
+    """Await ``bounded``; answer JSON, or a stream if the call reports before it returns.
 
     When the client goes away (Django cancels the view, or the stream's iteration) the call is
     cancelled with it (``bounds.run_bounded``: the tool is told, the slot freed). In the
@@ -225,7 +245,7 @@ async def _streamed(req: RpcRequest, spec: Any, arguments: Any, job: Any) -> Rep
     channel = streaming.Channel(asyncio.get_running_loop())
     exchange, ctx = req.exchange, req.ctx
     exchange.sink = channel.put
-    call = asyncio.ensure_future(bounds.run_bounded(job, on_cancel=exchange.cancel))
+    call = asyncio.ensure_future(bounded)
     call.add_done_callback(_retrieve)
     if req.era.cancelled_by_notification:
         cancellation.register(cancellation.key(ctx.tenant_id, ctx.user_id, req.rid), call)

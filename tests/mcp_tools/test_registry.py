@@ -209,12 +209,30 @@ def test_return_types_are_required_and_writes_need_a_model():
         def fn2(ctx: CallContext) -> str: ...
 
 
-def test_async_tools_and_missing_descriptions_are_refused():
-    with pytest.raises(ImproperlyConfigured, match="synchronous"):
+def test_an_async_read_tool_runs_on_the_loop_and_other_async_tools_are_refused():
+    registry = Registry()
 
-        @Registry().tool(name="a", read_only=True, mirrors_no_route="t", description="d")
-        async def fn(ctx: CallContext) -> Out: ...
+    @registry.tool(name="a", read_only=True, mirrors_no_route="t", description="d")
+    async def fn(ctx: CallContext, *, n: int) -> Out: ...
 
+    (spec,) = registry.specs()
+    assert spec.on_loop is True
+    assert spec.input_schema["required"] == ["n"]
+    assert spec.output_schema is not None  # the awaited value's model, not a coroutine's
+    with pytest.raises(ImproperlyConfigured, match="async def tool must be read_only"):
+
+        @Registry().tool(name="w", mirrors_no_route="t", description="d")
+        async def write(ctx: CallContext) -> Out: ...
+
+    with pytest.raises(ImproperlyConfigured, match="cannot run as a task"):
+
+        @Registry().tool(
+            name="t", read_only=True, mirrors_no_route="t", description="d", task_support="optional"
+        )
+        async def task(ctx: CallContext) -> Out: ...
+
+
+def test_missing_descriptions_are_refused():
     with pytest.raises(ImproperlyConfigured, match="description"):
 
         @Registry().tool(name="nodesc", read_only=True, mirrors_no_route="t")

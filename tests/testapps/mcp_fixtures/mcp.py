@@ -6,6 +6,7 @@ tools whose behaviour the guard tests control.
 
 from __future__ import annotations
 
+import asyncio
 import base64
 import copy
 import datetime as dt
@@ -517,3 +518,39 @@ def slow_note(
         time.sleep(step_seconds)
     time.sleep(tail_seconds)
     return Note(note_id=uuid.uuid4().hex, text=label)
+
+
+# --- declared non-blocking tools (tests/mcp_tools/test_tools_on_the_loop.py) -----------------
+
+
+class OnLoop(BaseModel):
+    thread: str
+    label: str
+    steps_reported: int
+
+
+@tool(
+    name="mcptest_async_sleep",
+    read_only=True,
+    mirrors_no_route=TEST_TOOL,
+    description="An async def tool: reports progress `steps` times, sleeps `seconds` (awaiting), "
+    "and says which thread ran it; records `finished:<label>` or `cancelled:<label>`.",
+)
+async def async_sleep(
+    ctx: CallContext,
+    *,
+    label: Annotated[str, Field(max_length=100)],
+    seconds: Annotated[float, Field(ge=0, le=30)] = 0,
+    steps: Annotated[int, Field(ge=0, le=10)] = 0,
+) -> OnLoop:
+    tenant = str(ctx.tenant_id)
+    try:
+        for step in range(steps):
+            ctx.report_progress(step, steps)
+            await asyncio.sleep(0.05)
+        await asyncio.sleep(seconds)
+    except asyncio.CancelledError:
+        await SideEffect.objects.acreate(tenant_id=tenant, label=f"cancelled:{label}")
+        raise
+    await SideEffect.objects.acreate(tenant_id=tenant, label=f"finished:{label}")
+    return OnLoop(thread=threading.current_thread().name, label=label, steps_reported=steps)
