@@ -181,9 +181,7 @@ async def run_bounded(work: Callable[[], T], *, on_cancel: Callable[[], None] | 
     """
     limit = int(conf.get("MAX_CONCURRENT_CALLS"))
     timeout = float(conf.get("CALL_TIMEOUT_SECONDS"))
-    if not await slots.acquire(limit, float(conf.get("SLOT_WAIT_SECONDS"))):
-        observability.bound_refused("concurrency")  # observability
-        raise overloaded()
+    await _take_slot(limit)
     hold = _Hold()
     loop = asyncio.get_running_loop()
     # The worker settles this future itself with ``(value, error)`` (no concurrent.futures
@@ -222,12 +220,7 @@ async def run_bounded(work: Callable[[], T], *, on_cancel: Callable[[], None] | 
         hold.cancelled(limit)
         raise
     except TimeoutError:
-        observability.bound_refused("deadline")  # observability
-        raise BoundError(
-            TIMED_OUT,
-            f"Tool call exceeded its {timeout:g} s deadline",
-            {"timeoutSeconds": timeout},
-        ) from None
+        raise _timed_out(timeout) from None
     if error is not None:
         raise error
     result: T = value
@@ -274,10 +267,7 @@ async def run_on_loop(work: Callable[[], Awaitable[T]], *, outlives_view: bool =
             the deadline passed (the work was cancelled).
     """
     timeout = float(conf.get("CALL_TIMEOUT_SECONDS"))
-    limit = int(conf.get("MAX_CONCURRENT_CALLS"))
-    if not await slots.acquire(limit, float(conf.get("SLOT_WAIT_SECONDS"))):
-        observability.bound_refused("concurrency")  # observability
-        raise overloaded()
+    await _take_slot(int(conf.get("MAX_CONCURRENT_CALLS")))
     thread = _ToolThread() if outlives_view else None
     try:
         async with asyncio.timeout(timeout):
@@ -286,16 +276,29 @@ async def run_on_loop(work: Callable[[], Awaitable[T]], *, outlives_view: bool =
             async with ThreadSensitiveContext(executor=thread):
                 return await work()
     except TimeoutError:
-        observability.bound_refused("deadline")  # observability
-        raise BoundError(
-            TIMED_OUT,
-            f"Tool call exceeded its {timeout:g} s deadline",
-            {"timeoutSeconds": timeout},
-        ) from None
+        raise _timed_out(timeout) from None
     finally:
         slots.release()
         if thread is not None:
             thread.shutdown(wait=False)
+
+
+async def _take_slot(limit: int) -> None:
+    """Take one of ``limit`` slots, waiting at most ``MCP_TOOLS_SLOT_WAIT_SECONDS``.
+
+    Raises:
+        BoundError: ``OVERLOADED`` (no slot came).
+    """
+    if not await slots.acquire(limit, float(conf.get("SLOT_WAIT_SECONDS"))):
+        observability.bound_refused("concurrency")  # observability
+        raise overloaded()
+
+
+def _timed_out(timeout: float) -> BoundError:
+    observability.bound_refused("deadline")  # observability
+    return BoundError(
+        TIMED_OUT, f"Tool call exceeded its {timeout:g} s deadline", {"timeoutSeconds": timeout}
+    )
 
 
 def overloaded() -> BoundError:

@@ -309,11 +309,11 @@ def _wait_for(condition: Any, timeout: float = 10.0) -> None:
     ),
     Edit(
         "mcp_tools/execution/bounds.py",
-        find="    except TimeoutError:\n        observability.bound_refused(",
+        find="    except TimeoutError:\n        raise _timed_out(timeout) from None\n    if error",
         replace=(
             "    except TimeoutError:\n"
             "        slots.release()\n"
-            "        observability.bound_refused("
+            "        raise _timed_out(timeout) from None\n    if error"
         ),
     ),
 )

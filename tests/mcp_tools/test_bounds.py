@@ -79,11 +79,11 @@ def test_a_call_beyond_the_concurrency_limit_is_overloaded(mcp_client):
     ),
     Edit(
         "mcp_tools/execution/bounds.py",
-        find="    except TimeoutError:\n        observability.bound_refused(",
+        find="    except TimeoutError:\n        raise _timed_out(timeout) from None\n    if error",
         replace=(
             "    except TimeoutError:\n"
             "        slots.release()\n"
-            "        observability.bound_refused("
+            "        raise _timed_out(timeout) from None\n    if error"
         ),
     ),
 )

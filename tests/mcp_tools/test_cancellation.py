@@ -128,8 +128,8 @@ def _wait_for(condition: Any, timeout: float = 15.0) -> None:
 )
 @mutation(
     "mcp_tools/methods/tools.py",
-    find="asyncio.ensure_future(bounds.run_bounded(job, on_cancel=exchange.cancel))",
-    replace="asyncio.ensure_future(bounds.run_bounded(job))",
+    find="    return bounds.run_bounded(job, on_cancel=exchange.cancel)",
+    replace="    return bounds.run_bounded(job)",
 )
 def test_abandoned_streams_free_their_slots_at_once_and_their_tools_stop(server, farm):
     """Every slot busy with a streamed call whose client hangs up: the next calls are served

@@ -205,7 +205,7 @@ def _released():
 
 @mutation(
     "mcp_tools/execution/bounds.py",
-    find='        observability.bound_refused("deadline")  # observability\n',
+    find='    observability.bound_refused("deadline")  # observability\n',
     replace="",
 )
 @mutation(
@@ -216,7 +216,7 @@ def _released():
 @override_settings(MCP_TOOLS_MAX_CONCURRENT_CALLS=1, MCP_TOOLS_CALL_TIMEOUT_SECONDS=0.3)
 def test_deadline_and_overload_refusals_are_counted_and_recorded(mcp_client, _released, caplog):
     """Mutations, each red: drop either ``observability.bound_refused`` from
-    ``execution.bounds.run_bounded``."""
+    ``execution.bounds`` (``_take_slot``, ``_timed_out``)."""
     deadline = delta("mcp_tools_bound_refusals_total", bound="deadline")
     concurrency = delta("mcp_tools_bound_refusals_total", bound="concurrency")
     client = mcp_client()
