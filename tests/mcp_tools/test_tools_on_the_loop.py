@@ -178,9 +178,10 @@ def test_an_async_tool_holds_a_concurrency_slot_while_it_runs(server: str, beare
 
 
 @mutation(
-    "mcp_tools/methods/tools.py",
-    find="        call.cancel()  # the client went away: nobody will read the answer\n",
-    replace="        pass\n",
+    "mcp_tools/streaming.py",
+    find="            # http.disconnect and closes this iterator). That cancels the call.\n"
+    "            call.cancel()\n",
+    replace="            pass\n",
 )
 @ERAS
 def test_a_client_that_goes_away_mid_stream_cancels_an_async_tool_and_frees_its_slot(
@@ -188,7 +189,7 @@ def test_a_client_that_goes_away_mid_stream_cancels_an_async_tool_and_frees_its_
 ) -> None:
     """A cut stream cancels the tool where it awaits, well before its deadline.
 
-    Mutation: ``_streamed`` does not cancel the call when the view is cancelled → red (the
+    Mutation: the stream's end does not cancel the call (``streaming.stream``) → red (the
     tool sleeps on until the deadline)."""
     label = uuid.uuid4().hex
     body, headers = _request(

@@ -57,7 +57,8 @@ def test_a_known_token_is_checked_and_counted_in_one_statement() -> None:
     assert client.get("/api/v1/me/").status_code == 200  # first sight: counted separately
     with CaptureQueriesContext(connection) as queries:
         assert client.get("/api/v1/me/").status_code == 200
-    counting = _counter_statements(queries)
+    # The counter cache's housekeeping (a DELETE on one call in a hundred) is not a count.
+    counting = [sql for sql in _counter_statements(queries) if not sql.startswith("DELETE")]
     assert len(counting) == 1, counting
     assert "WITH counted AS" in counting[0] and "tenancy_accesstoken" in counting[0]
 
