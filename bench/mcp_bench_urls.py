@@ -101,7 +101,12 @@ def profile(request: HttpRequest, action: str) -> HttpResponse:
         yappi.clear_stats()
     else:
         yappi.stop()
-        yappi.get_func_stats().save(os.environ["MCP_BENCH_PROFILE"], type="pstat")
+        stats = yappi.get_func_stats()
+        if os.environ.get("MCP_BENCH_PROFILE_LOOP"):
+            # Only the event loop's thread (uvicorn's main thread): what runs on the loop.
+            main = next(t.id for t in yappi.get_thread_stats() if t.name == "_MainThread")
+            stats = yappi.get_func_stats(filter={"ctx_id": main})
+        stats.save(os.environ["MCP_BENCH_PROFILE"], type="pstat")
     return HttpResponse(status=204)
 
 

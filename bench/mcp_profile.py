@@ -1,6 +1,7 @@
 """Profile (not a test): what ``/mcp`` does beyond ``bare+rate``, in CPU time per request.
 
     .venv/bin/python bench/mcp_profile.py [--requests 1000] [--kinds bare+rate mcp-2025 mcp-2026]
+                                          [--loop-only] [--keep DIR]
 
 Starts the bench's embedded PostgreSQL, then for each kind one uvicorn worker
 (``bench.mcp_bench_settings``) under ``yappi`` with its CPU clock on every thread
@@ -83,6 +84,9 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--kinds", nargs="+", default=["bare+rate", "mcp-2025", "mcp-2026"])
     parser.add_argument("--keep", type=Path, help="keep the .pstat files in this folder")
+    parser.add_argument(
+        "--loop-only", action="store_true", help="profile only the event loop's thread"
+    )
     add_smoke_option(parser)
     options = parser.parse_args()
     if options.smoke:
@@ -101,13 +105,15 @@ def main() -> None:
                     "DATABASE_URL": database_url,
                     "DJANGO_SETTINGS_MODULE": "bench.mcp_bench_settings",
                     "MCP_BENCH_PROFILE": str(out),
+                    "MCP_BENCH_PROFILE_LOOP": "1" if options.loop_only else "",
                 }
                 with uvicorn_server(env) as url:
                     asyncio.run(_drive(url, bearer, kind, n))
                 results[kind] = read_profile(out)
     base_kind = options.kinds[0]
     base_total, base_functions, base_packages = results[base_kind]
-    print(f"profiled CPU per request (yappi, CPU clock, all threads; {n} sequential requests)")
+    threads = "the event loop's thread" if options.loop_only else "all threads"
+    print(f"profiled CPU per request (yappi, CPU clock, {threads}; {n} sequential requests)")
     for kind, (total, _, _) in results.items():
         print(f"  {kind:<12}{total / n * 1e6:8.0f} µs  ({total / base_total:.2f}x {base_kind})")
     for kind in options.kinds[1:]:

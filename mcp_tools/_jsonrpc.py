@@ -117,7 +117,10 @@ def parse_message(body: bytes, *, max_depth: int, max_nodes: int, max_id_length:
         raise EnvelopeError(
             INVALID_REQUEST, "Body must be a single JSON-RPC request or notification object"
         )
-    _measure(decoded, max_depth=max_depth, max_nodes=max_nodes)
+    if len(text) > max_nodes or text.count("{") + text.count("[") >= max_depth:
+        # Every JSON value takes a character and every level a bracket: only a body that
+        # could break a bound is walked.
+        _measure(decoded, max_depth=max_depth, max_nodes=max_nodes)
     has_id = "id" in decoded
     request_id = decoded.get("id")
     if has_id and not _valid_id(request_id, max_id_length):

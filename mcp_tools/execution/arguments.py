@@ -37,10 +37,31 @@ def validate_arguments(spec: ToolSpec, arguments: dict[str, Any]) -> BaseModel |
     not 1, ``"1"`` is not 1, ``0`` is not a date) and a date is a ``YYYY-MM-DD`` string only
     (JSON has no date type). Strings holding NUL or lone surrogates are refused first.
     """
-    wire, unstorable = _jsonrpc.as_wire_json(arguments)
-    if unstorable:
-        return _invalid(unstorable)
+    text = _plain_json(arguments)
+    if text is None:
+        wire, unstorable = _jsonrpc.as_wire_json(arguments)
+        if unstorable:
+            return _invalid(unstorable)
+        text = _jsonrpc.dumps(wire)
     try:
-        return spec.args_model.model_validate_json(_jsonrpc.dumps(wire), strict=True)
+        return spec.args_model.model_validate_json(text, strict=True)
     except ValidationError as exc:
         return _invalid(_summarise(exc))
+
+
+def _plain_json(arguments: dict[str, Any]) -> bytes | None:
+    """The arguments' JSON when it cannot hold what ``as_wire_json`` changes or refuses, else
+    ``None``: most calls skip that walk.
+
+    A NUL is written ``\\u0000``, a lone surrogate cannot be encoded, and a number with no
+    fractional part that arrived as a float (``1.0``, ``1e3``) is written ``1.0`` or
+    ``1e+16``: text without any of these (a string holding one only costs the walk) is
+    what the walk would have produced.
+    """
+    try:
+        text = _jsonrpc.dumps(arguments)
+    except UnicodeEncodeError:
+        return None
+    if b"\\u0000" in text or b".0" in text or b"e+" in text:
+        return None
+    return text

@@ -26,7 +26,7 @@ import json
 import logging
 import time
 from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from typing import Any, Final, TypeVar
 
 from mcp_types import CLIENT_INFO_META_KEY
@@ -257,6 +257,11 @@ def _log(call: ToolCall) -> None:
     )
 
 
+@functools.lru_cache(maxsize=8)
+def _wanted(names: tuple[str, ...]) -> frozenset[str]:
+    return frozenset(names) & EXTRA_FIELDS
+
+
 def _extras(
     *,
     email: str | None,
@@ -266,8 +271,10 @@ def _extras(
     headers: Mapping[str, str] | None,
 ) -> dict[str, Any]:
     """The optional fields the project asked for (``MCP_TOOLS_CALL_LOG_EXTRA_FIELDS``)."""
-    wanted = set(conf.get("CALL_LOG_EXTRA_FIELDS")) & EXTRA_FIELDS
+    wanted = _wanted(tuple(conf.get("CALL_LOG_EXTRA_FIELDS")))
     extras: dict[str, Any] = {}
+    if not wanted:
+        return extras
     if "argument_names" in wanted:
         # Names only, and only the tool's own: what the client sent is data, and a name the
         # schema does not declare is data too (it is written as "?").
@@ -327,7 +334,9 @@ def tool_call(
     )
     token = _current.set(call)
     try:
-        with tracing.span_for(call, meta=meta, headers=headers):
+        # No span to start (no SDK): no generator context for it either.
+        recorded = tracing.recording()
+        with tracing.span_for(call, meta=meta, headers=headers) if recorded else nullcontext():
             try:
                 yield call
             finally:

@@ -263,7 +263,7 @@ def _fuzz_settings() -> Any:
 
 @mutation(
     "mcp_tools/execution/arguments.py",
-    find="    if unstorable:\n        return _invalid(unstorable)\n",
+    find="        if unstorable:\n            return _invalid(unstorable)\n",
     replace="",
 )
 @mutation(
@@ -311,8 +311,8 @@ def test_valid_arguments_get_a_result_or_a_listed_error(
 
 @mutation(
     "mcp_tools/execution/arguments.py",
-    find="spec.args_model.model_validate_json(_jsonrpc.dumps(wire), strict=True)",
-    replace="spec.args_model.model_validate(wire, strict=False)",
+    find="spec.args_model.model_validate_json(text, strict=True)",
+    replace="spec.args_model.model_validate_json(text, strict=False)",
 )
 @pytest.mark.parametrize("spec", PROJECT_TOOLS, ids=lambda spec: spec.name)
 def test_invalid_arguments_are_refused_and_write_nothing(

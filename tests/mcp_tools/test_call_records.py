@@ -220,8 +220,8 @@ def test_argument_values_never_appear_in_the_record(mcp_client, records):
 
 @mutation(
     "mcp_tools/observability/records.py",
-    find='wanted = set(conf.get("CALL_LOG_EXTRA_FIELDS")) & EXTRA_FIELDS',
-    replace="wanted = set(EXTRA_FIELDS)",
+    find="    return frozenset(names) & EXTRA_FIELDS",
+    replace="    return frozenset(EXTRA_FIELDS)",
 )
 def test_optional_fields_appear_only_when_asked(mcp_client, records):
     """Mutation: ignore ``MCP_TOOLS_CALL_LOG_EXTRA_FIELDS`` in ``records._extras`` (every

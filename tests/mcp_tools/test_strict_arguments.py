@@ -60,8 +60,13 @@ def test_every_tool_with_a_string_argument_is_walked() -> None:
 
 @mutation(
     "mcp_tools/execution/arguments.py",
-    find="    if unstorable:\n        return _invalid(unstorable)\n",
+    find="        if unstorable:\n            return _invalid(unstorable)\n",
     replace="",
+)
+@mutation(
+    "mcp_tools/execution/arguments.py",
+    find='    if b"\\\\u0000" in text or b".0" in text',
+    replace='    if b".0" in text',
 )
 @pytest.mark.parametrize("text", ["a\x00b", "\x00", "\ud800", "ok\udfff"], ids=repr)
 @pytest.mark.parametrize(
@@ -72,9 +77,10 @@ def test_every_tool_with_a_string_argument_is_walked() -> None:
 def test_nul_or_a_lone_surrogate_in_any_string_argument_is_invalid_arguments(
     spec: ToolSpec, path: tuple[str | int, ...], instance: Any, text: str
 ) -> None:
-    """Mutation: drop the ``_as_wire_json`` string check from ``validate_arguments`` → the
-    value is accepted (or refused for another reason, without this field) → red; over /mcp
-    the NUL reaches PostgreSQL and is ``Tool.InternalError``."""
+    """Mutations, each red: drop the ``as_wire_json`` string check from
+    ``validate_arguments`` → the value is accepted (or refused for another reason, without
+    this field); over /mcp the NUL reaches PostgreSQL and is ``Tool.InternalError``. Let
+    ``_plain_json`` take a NUL for plain JSON (the walk skipped) → the same."""
     errors = _errors(validate_arguments(spec, put(instance, path, text)))
     assert {"field": _dotted(path), "code": errors[0]["code"]} in [
         {"field": e["field"], "code": e["code"]} for e in errors
@@ -91,7 +97,7 @@ def test_a_nul_in_an_object_key_is_refused_too() -> None:
 
 @mutation(
     "mcp_tools/execution/arguments.py",
-    find="    if unstorable:\n        return _invalid(unstorable)\n",
+    find="        if unstorable:\n            return _invalid(unstorable)\n",
     replace="",
 )
 @pytest.mark.postgres
@@ -147,8 +153,13 @@ AGREEMENT = [(spec, path) for spec in GENERATED for path in _top_level_paths(spe
 
 @mutation(
     "mcp_tools/execution/arguments.py",
-    find="spec.args_model.model_validate_json(_jsonrpc.dumps(wire), strict=True)",
-    replace="spec.args_model.model_validate(wire, strict=False)",
+    find="spec.args_model.model_validate_json(text, strict=True)",
+    replace="spec.args_model.model_validate_json(text, strict=False)",
+)
+@mutation(
+    "mcp_tools/execution/arguments.py",
+    find=' or b".0" in text or b"e+" in text:',
+    replace=":",
 )
 @pytest.mark.parametrize(
     ("spec", "path"), AGREEMENT, ids=[f"{s.name}:{_dotted(p)}" for s, p in AGREEMENT]
@@ -160,9 +171,11 @@ def test_the_validator_accepts_exactly_what_the_published_schema_accepts(
     bait value is accepted by ``validate_arguments`` iff the published schema (Draft 2020-12,
     formats asserted) accepts it.
 
-    Mutation: lax validation (``spec.args_model.model_validate(wire, strict=False)`` in
+    Mutations, each red: lax validation (``model_validate_json(text, strict=False)`` in
     ``validate_arguments``) → ``true`` and ``"1"`` accepted for integers, ``0``,
-    ``"20261203"`` and ``"2026-12-03T00:00:00"`` for dates → red (30 cases).
+    ``"20261203"`` and ``"2026-12-03T00:00:00"`` for dates (30 cases); ``_plain_json``
+    blind to numbers written ``1.0`` → ``1.0`` (an integer to the schema) refused for
+    integers.
     """
     schema = validator(spec.input_schema)
     base = instance_reaching(spec.input_schema, path)
