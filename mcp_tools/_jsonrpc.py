@@ -141,8 +141,12 @@ def parse_message(body: bytes, *, max_depth: int, max_nodes: int, max_id_length:
     return Message(kind, method, request_id, params, decoded)
 
 
+# One encoder for every call: json.dumps with options builds a new one each time.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), ensure_ascii=False)
+
+
 def _dumps(value: Any) -> bytes:
-    return json.dumps(value, separators=(",", ":"), ensure_ascii=False).encode()
+    return _ENCODER.encode(value).encode()
 
 
 def result_bytes(request_id: Any, result: dict[str, Any] | bytes) -> bytes:

@@ -25,8 +25,8 @@ import functools
 import json
 import logging
 import time
-from collections.abc import Awaitable, Callable, Collection, Iterator, Mapping
-from contextlib import contextmanager, nullcontext
+from collections.abc import Awaitable, Callable, Collection, Mapping
+from contextlib import AbstractContextManager
 from typing import Any, Final, TypeVar
 
 from mcp_types import CLIENT_INFO_META_KEY
@@ -291,7 +291,6 @@ def _extras(
     return extras
 
 
-@contextmanager
 def tool_call(
     ctx: Any,
     *,
@@ -305,7 +304,7 @@ def tool_call(
     headers: Mapping[str, str] | None = None,
     arguments: Any = None,
     declared: Collection[str] = (),
-) -> Iterator[ToolCall]:
+) -> _Observing:
     """Observe one tool call made with ``ctx`` (a ``CallContext``) for the block's duration.
 
     ``known``: ``tool`` names a tool of the caller's surface (only then is the name a metric
@@ -332,17 +331,45 @@ def tool_call(
             email=ctx.email, arguments=arguments, declared=declared, meta=meta, headers=headers
         ),
     )
-    token = _current.set(call)
-    try:
-        # No span to start (no SDK): no generator context for it either.
-        recorded = tracing.recording()
-        with tracing.span_for(call, meta=meta, headers=headers) if recorded else nullcontext():
+    # No span to start (no SDK): no generator context for it either.
+    span = tracing.span_for(call, meta=meta, headers=headers) if tracing.recording() else None
+    return _Observing(call, span)
+
+
+class _Observing:
+    """``tool_call``'s block: the call current (and its span, if any) until it is finished.
+
+    A class, not a generator context: it wraps every tool call, and a generator's frame and
+    its suspended ``yield`` cost more than these two methods."""
+
+    __slots__ = ("call", "_span", "_token")
+
+    def __init__(self, call: ToolCall, span: AbstractContextManager[None] | None) -> None:
+        self.call, self._span = call, span
+        self._token: contextvars.Token[ToolCall | None] | None = None
+
+    def __enter__(self) -> ToolCall:
+        self._token = _current.set(self.call)
+        if self._span is not None:
             try:
-                yield call
+                self._span.__enter__()
+            except BaseException:
+                _current.reset(self._token)
+                raise
+        return self.call
+
+    def __exit__(self, *exc_info: Any) -> None:
+        try:
+            if self._span is None:
+                self.call.finish()
+                return
+            try:
+                self.call.finish()
             finally:
-                call.finish()
-    finally:
-        _current.reset(token)
+                self._span.__exit__(*exc_info)
+        finally:
+            assert self._token is not None
+            _current.reset(self._token)
 
 
 def note_result(result: Mapping[str, Any]) -> None:
