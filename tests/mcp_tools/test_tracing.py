@@ -100,8 +100,8 @@ def _hex(value: int, width: int) -> str:
 
 @mutation(
     "mcp_tools/observability/records.py",
-    find="span = tracing.span_for(call, meta=meta, headers=headers) if tracing.recording() else None",
-    replace="span = None",
+    find="tracing.span_for(call, meta=meta, headers=headers) if tracing.recording() else None",
+    replace="None",
 )
 def test_each_tool_call_is_one_server_span_after_the_mcp_conventions(mcp_client, spans):
     """Mutation: drop ``tracing.span_for`` from ``tool_call`` → red."""
