@@ -136,8 +136,10 @@ class Exchange:
     deadline: float | None = None
     # 2025-11-25 on a stream: input requests are sent on it and answered by a separate POST.
     asker: Asker | None = None
-    # Set (from the event loop) when the request is cancelled; read by the worker thread.
-    _cancelled: threading.Event = field(default_factory=threading.Event, repr=False)
+    # Set (from the event loop) when the request is cancelled; read by the worker thread. A
+    # plain flag: its one write and its reads are atomic, and nothing waits on it (an Event
+    # would build a Condition for every call).
+    _cancelled: bool = field(default=False, repr=False)
     _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
 
     # --- notifications ---------------------------------------------------------------------
@@ -274,14 +276,14 @@ class Exchange:
     def cancel(self) -> None:
         """Cancel the call this exchange belongs to (any thread); the tool stops at its next
         checkpoint."""
-        self._cancelled.set()
+        self._cancelled = True
 
     @property
     def cancelled(self) -> bool:
-        return self._cancelled.is_set() or self._task_cancelled()
+        return self._cancelled or self._task_cancelled()
 
     def check_cancelled(self) -> None:
-        if self._cancelled.is_set():
+        if self._cancelled:
             raise CallCancelled()
         if self._task_cancelled():
             raise TaskCancelled()
