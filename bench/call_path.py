@@ -161,6 +161,15 @@ def main() -> int:
     add_smoke_option(parser)  # the same run: it is short already
     args = parser.parse_args()
     env = {**os.environ, "CALL_PATH_PRINT": "1"}
+    # Run from a test (tests/test_bench_smoke.py), possibly an xdist worker: the child pytest
+    # must not take the parent's test database (same name, same server) from under it.
+    for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_CURRENT_TEST"):
+        env.pop(name, None)
+    if env.get("DATABASE_URL", "").startswith("postgres"):
+        from cluck.devdb import _ensure_database, _with_database
+
+        _ensure_database(env["DATABASE_URL"], "cluck_call_path")
+        env["DATABASE_URL"] = _with_database(env["DATABASE_URL"], "cluck_call_path")
     test = "tests/mcp_tools/test_call_path.py"
     command = [sys.executable, "-m", "pytest", test, "-q", "-s", "-p", "no:randomly"]
     returncode = subprocess.call(command, cwd=ROOT, env=env)

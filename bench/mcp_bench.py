@@ -16,7 +16,10 @@ numbers and answer JSON-RPC.
 - ``bare+rate``: the same view plus the same per-member rate count as ``/mcp`` (the same
   budget, counted the same way) — the "same work" baseline;
 - ``mcp-2025`` / ``mcp-2026``: ``tools/call`` of ``bench_add`` on ``/mcp`` in the handshake
-  era (2025-11-25 header) and in the 2026-07-28 era (``_meta`` envelope, routing headers);
+  era (2025-11-25 header) and in the 2026-07-28 era (``_meta`` envelope, routing headers).
+  ``bench_add`` is ``async def`` (a declared non-blocking tool, on the event loop, as the
+  peers run theirs); ``thread mcp-…`` calls ``bench_add_in_thread``, the same tool as a plain
+  function (in a worker thread);
 - ``dsm-2025`` / ``dsm-2026``: the same tool on django-stateless-mcp (``pip install -e
   .[bench]``) mounted in the same project behind the same authentication and rate count;
 - ``redis …``: the same kinds on the server counting on Redis;
