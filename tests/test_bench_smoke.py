@@ -41,7 +41,10 @@ ENTRY_POINTS = sorted(
 OWN_GUARDS = ("farm_bench.py",)
 SMOKE_SECONDS = 420  # a smoke run takes under a minute alone; the slack is for a busy machine
 
-pytestmark = [pytest.mark.e2e, pytest.mark.slow]
+# One xdist worker runs this module (scripts/test passes --dist loadgroup): the fixture starts
+# every selected bench in the worker that uses it, so spread over two workers each bench ran
+# twice at once, and bench/call_path.py's two child suites shared one test database.
+pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("bench_smoke")]
 
 
 @dataclass(frozen=True)
