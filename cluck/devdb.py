@@ -17,7 +17,11 @@ import sys
 import warnings
 from pathlib import Path
 from types import ModuleType
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, urlsplit
+
+if TYPE_CHECKING:
+    import psycopg
 
 logger = logging.getLogger(__name__)
 
@@ -54,14 +58,24 @@ def _with_database(uri: str, database: str) -> str:
     return parts._replace(path=f"/{database}").geturl()
 
 
-def _ensure_database(uri: str, database: str) -> None:
+def _maintenance_connection(uri: str) -> psycopg.Connection[tuple[Any, ...]]:
+    """An autocommit connection to the ``postgres`` database of the server at ``uri``."""
     import psycopg
 
     parts = urlsplit(uri)
     host = parse_qs(parts.query).get("host", [""])[0]
-    with psycopg.connect(
+    return psycopg.connect(
         dbname="postgres", user=parts.username or "postgres", host=host, autocommit=True
-    ) as conn:
+    )
+
+
+def _drop_database(uri: str, database: str) -> None:
+    with _maintenance_connection(uri) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{database}"')
+
+
+def _ensure_database(uri: str, database: str) -> None:
+    with _maintenance_connection(uri) as conn:
         exists = conn.execute("SELECT 1 FROM pg_database WHERE datname = %s", [database]).fetchone()
         if exists is None:
             conn.execute(f'CREATE DATABASE "{database}"')

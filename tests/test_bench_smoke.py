@@ -9,19 +9,23 @@ refuses ``--smoke``, or the line is missing), as does one that runs its full len
 
 The runs start together, a few at a time (``CLUCK_BENCH_SMOKE_JOBS``, default 3: they wait on
 PostgreSQL start-ups and migrations more than on the CPU), and each test waits for its own.
+Under xdist each bench still runs once: the first worker to reach it runs it under a file lock
+and leaves its result for the other (they walk the list from opposite ends).
 ``bench/mcp_bench.py`` also starts the peers from their venvs (``bench/peers/venvs.py``,
 created once under ``var/bench-peers/``); without PyPI on first use it fails, saying why.
 """
 
 from __future__ import annotations
 
+import fcntl
+import json
 import os
 import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
 
 import pytest
@@ -41,10 +45,7 @@ ENTRY_POINTS = sorted(
 OWN_GUARDS = ("farm_bench.py",)
 SMOKE_SECONDS = 420  # a smoke run takes under a minute alone; the slack is for a busy machine
 
-# One xdist worker runs this module (scripts/test passes --dist loadgroup): the fixture starts
-# every selected bench in the worker that uses it, so spread over two workers each bench ran
-# twice at once, and bench/call_path.py's two child suites shared one test database.
-pytestmark = [pytest.mark.e2e, pytest.mark.slow, pytest.mark.xdist_group("bench_smoke")]
+pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
 
 @dataclass(frozen=True)
@@ -81,10 +82,30 @@ def _smoke(bench: str) -> SmokeRun:
     return SmokeRun(bench, done.returncode, done.stdout, done.stderr, time.monotonic() - started)
 
 
+def _smoke_once(bench: str, shared: Path) -> SmokeRun:
+    """``_smoke(bench)``, run by one xdist worker of the session; the others read its result
+    (two runs at once doubled the load and raced on shared state such as the peers' venvs)."""
+    result = shared / f"{bench}.json"
+    with open(shared / f"{bench}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if result.exists():
+            return SmokeRun(**json.loads(result.read_text()))
+        run = _smoke(bench)
+        result.write_text(json.dumps(asdict(run)))
+        return run
+
+
 @pytest.fixture(scope="module")
-def smoke_runs(request: pytest.FixtureRequest) -> Iterator[Callable[[str], SmokeRun]]:
+def smoke_runs(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[Callable[[str], SmokeRun]]:
     """``run(bench)``: the result of ``bench --smoke``; every selected bench of this module
-    starts at once on first use, a few at a time."""
+    starts at once on first use, a few at a time, once per session across xdist workers."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    # xdist's workers share the parent of their base temp folders; alone, ours is private.
+    shared = tmp_path_factory.getbasetemp().parent if worker else tmp_path_factory.getbasetemp()
+    shared = shared / "bench-smoke"
+    shared.mkdir(exist_ok=True)
     mine = [item for item in request.session.items if item.path == Path(__file__)]
     selected = [item.callspec.params["bench"] for item in mine if hasattr(item, "callspec")]
     selected += [
@@ -92,13 +113,17 @@ def smoke_runs(request: pytest.FixtureRequest) -> Iterator[Callable[[str], Smoke
         for bench in OWN_GUARDS
         if any(bench.removesuffix(".py") in item.name for item in mine)
     ]
+    if worker and int(worker.removeprefix("gw") or 0) % 2:
+        selected.reverse()
     jobs = int(os.environ.get("CLUCK_BENCH_SMOKE_JOBS", "3"))
     with ThreadPoolExecutor(max_workers=jobs) as pool:
-        futures: dict[str, Future[SmokeRun]] = {b: pool.submit(_smoke, b) for b in selected}
+        futures: dict[str, Future[SmokeRun]] = {
+            bench: pool.submit(_smoke_once, bench, shared) for bench in selected
+        }
 
         def run(bench: str) -> SmokeRun:
             if bench not in futures:
-                futures[bench] = pool.submit(_smoke, bench)
+                futures[bench] = pool.submit(_smoke_once, bench, shared)
             return futures[bench].result()
 
         yield run

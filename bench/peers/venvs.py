@@ -16,6 +16,7 @@ This module imports nothing outside the standard library: ``bench/mcp_bench.py``
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import subprocess
 import sys
@@ -77,6 +78,17 @@ def ensure(peer: str) -> Path:
     stamp = folder / ".installed"
     if stamp.exists():
         return python
+    VENVS.mkdir(parents=True, exist_ok=True)
+    # Two runs at once (two xdist workers' bench smokes, a bench beside a test run) must not
+    # both build it: one's `venv --clear` emptied the venv the other had just filled.
+    with open(VENVS / f"{folder.name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not stamp.exists():
+            _create(peer, folder, python, stamp)
+    return python
+
+
+def _create(peer: str, folder: Path, python: Path, stamp: Path) -> None:
     requirement_list = requirements(peer)
     steps = [
         [sys.executable, "-m", "venv", "--clear", "--without-pip", str(folder)],
@@ -96,7 +108,6 @@ def ensure(peer: str) -> Path:
                 f"`.venv/bin/python -m bench.peers.venvs {peer}`."
             )
     stamp.write_text("\n".join(requirement_list) + "\n")
-    return python
 
 
 def main() -> None:
