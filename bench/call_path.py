@@ -27,7 +27,7 @@ import sys
 import threading
 import types
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -165,22 +165,17 @@ def main() -> int:
     # must not take the parent's test database (same name, same server) from under it.
     for name in ("PYTEST_XDIST_WORKER", "PYTEST_XDIST_WORKER_COUNT", "PYTEST_CURRENT_TEST"):
         env.pop(name, None)
-    server_url = env.get("DATABASE_URL", "")
-    # A database of this run's own: two runs of this script at once (a smoke run beside a
-    # measurement) would share one name on one server and fail one of them.
-    database = f"cluck_call_path_{os.getpid()}"
-    if server_url.startswith("postgres"):
-        from cluck.devdb import _drop_database, _ensure_database, _with_database
-
-        _ensure_database(server_url, database)
-        env["DATABASE_URL"] = _with_database(server_url, database)
     test = "tests/mcp_tools/test_call_path.py"
     command = [sys.executable, "-m", "pytest", test, "-q", "-s", "-p", "no:randomly"]
-    try:
+    with ExitStack() as stack:
+        if env.get("DATABASE_URL", "").startswith("postgres"):
+            from cluck.devdb import temporary_database
+
+            # A database of this run's own: two runs of this script at once (a smoke run
+            # beside a measurement) would share one name on one server and fail one of them.
+            own = temporary_database(env["DATABASE_URL"], f"cluck_call_path_{os.getpid()}")
+            env["DATABASE_URL"] = stack.enter_context(own)
         returncode = subprocess.call(command, cwd=ROOT, env=env)
-    finally:
-        if server_url.startswith("postgres"):
-            _drop_database(server_url, database)
     if args.smoke and returncode == 0:
         smoke_done()
     return returncode

@@ -15,6 +15,8 @@ import os
 import subprocess
 import sys
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import TYPE_CHECKING, Any
@@ -69,9 +71,15 @@ def _maintenance_connection(uri: str) -> psycopg.Connection[tuple[Any, ...]]:
     )
 
 
-def _drop_database(uri: str, database: str) -> None:
-    with _maintenance_connection(uri) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{database}"')
+@contextmanager
+def temporary_database(uri: str, database: str) -> Iterator[str]:
+    """The URL of ``database`` on the server at ``uri``, created here and dropped on exit."""
+    _ensure_database(uri, database)
+    try:
+        yield _with_database(uri, database)
+    finally:
+        with _maintenance_connection(uri) as conn:
+            conn.execute(f'DROP DATABASE IF EXISTS "{database}"')
 
 
 def _ensure_database(uri: str, database: str) -> None:
