@@ -8,6 +8,7 @@ pytest-django gives each worker its own test database on the same server.
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import tempfile
@@ -16,6 +17,11 @@ from pathlib import Path
 import pytest
 
 _OWNED_DIR_ENV = "CLUCK_TEST_PGDATA"
+# ./scripts/test sets it for its PostgreSQL stage: every test phase's outcome and duration, one
+# JSON line each (the format of scripts/_mutations.py's own reports), so the guard-mutation stage
+# that follows trusts the guards that passed here instead of running each one unmutated again.
+PHASES_LOG_ENV = "CLUCK_TEST_PHASES_LOG"
+_phases_log: Path | None = None
 
 
 TESTAPPS_DIR = Path(__file__).resolve().parent / "testapps"
@@ -53,6 +59,29 @@ def pytest_load_initial_conftests(early_config: pytest.Config, parser: pytest.Pa
     os.environ["DATABASE_URL"] = _with_database(server.get_uri(), "postgres")
     os.environ[_OWNED_DIR_ENV] = str(root)
     early_config._cluck_pg_server = server  # type: ignore[attr-defined]
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    global _phases_log
+    path = os.environ.get(PHASES_LOG_ENV)
+    # Under xdist the controller sees every worker's reports: it alone writes the log.
+    if path and not hasattr(config, "workerinput"):
+        _phases_log = Path(path)
+        _phases_log.parent.mkdir(parents=True, exist_ok=True)
+        _phases_log.write_text("", encoding="utf-8")
+
+
+def pytest_runtest_logreport(report: pytest.TestReport) -> None:
+    if _phases_log is None:
+        return
+    phase = {
+        "node": report.nodeid,
+        "when": report.when,
+        "outcome": report.outcome,
+        "seconds": report.duration,
+    }
+    with _phases_log.open("a", encoding="utf-8") as log:
+        log.write(json.dumps(phase) + "\n")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
