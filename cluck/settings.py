@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 import dj_database_url
+import django
 import django_stubs_ext
 
 from cluck.devdb import var_dir
@@ -117,7 +118,11 @@ INSTALLED_APPS = [
 CLUCK_TASK_ENGINE = os.environ.get("CLUCK_TASK_ENGINE", "db")
 if CLUCK_TASK_ENGINE not in ("db", "rq", "in_process"):
     raise ValueError("CLUCK_TASK_ENGINE must be db, rq or in_process")
-INSTALLED_APPS += ["django_tasks", "django_tasks_db"]
+# Django 6.0 has the tasks framework built in (django.tasks); 5.2 has it from the django-tasks
+# backport, an app of its own. django-tasks-db serves either.
+if django.VERSION < (6, 0):
+    INSTALLED_APPS += ["django_tasks"]
+INSTALLED_APPS += ["django_tasks_db"]
 TASKS: dict[str, dict[str, object]] = {
     "default": {"BACKEND": "django_tasks_db.DatabaseBackend", "QUEUES": ["default", "mcp_tools"]}
 }

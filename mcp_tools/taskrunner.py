@@ -2,8 +2,8 @@
 
 ``MCP_TOOLS_TASK_ENGINE`` picks it:
 
-- ``"django_tasks"`` (the default): the work is a job of Django's tasks API (``django-tasks`` on
-  Django 5.2, the same API as Django 6's ``django.tasks``) on the ``TASKS`` backend
+- ``"django_tasks"`` (the default): the work is a job of Django's tasks API (Django 6's own
+  ``django.tasks``; on Django 5.2 the ``django-tasks`` backport of it) on the ``TASKS`` backend
   ``MCP_TOOLS_TASK_BACKEND``, queue ``MCP_TOOLS_TASK_QUEUE``: the database backend
   (``django_tasks_db.DatabaseBackend``, ``manage.py db_worker``) or a Redis-backed one
   (``django_tasks_rq.RQBackend``, ``manage.py rqworker``). The job carries the task id only;

@@ -53,9 +53,6 @@ from typing import Any, Final
 from asgiref.sync import sync_to_async
 from django.db import transaction
 from django.http import HttpRequest
-
-# Django 5.2's backport of ``django.tasks`` (Django 6): the same ``@task`` / ``enqueue`` API.
-from django_tasks import task as _engine_task
 from mcp_types.jsonrpc import (
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
@@ -83,6 +80,11 @@ from mcp_tools.rpc.request import RpcRequest
 from mcp_tools.taskrunner import runner
 from mcp_tools.taskstore import Owner, TaskStore, TaskView
 from tenancy import ActorContext, RowScope, TenantContext, evaluate
+
+try:  # Django 6.0 and later: the tasks framework is Django's own.
+    from django.tasks import task as _engine_task
+except ImportError:  # Django 5.2: the django-tasks backport, the same @task / enqueue API.
+    from django_tasks import task as _engine_task  # type: ignore[no-redef]
 
 logger = logging.getLogger(__name__)
 
