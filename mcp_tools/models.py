@@ -72,6 +72,11 @@ class TaskRecord(models.Model):
     # capabilities, and whether the client can answer input requests.
     membership_key = models.CharField(max_length=64, blank=True, default="")
     scopes = models.JSONField(null=True)
+    # What the worker judges the credential by again (``tenancy.tokens.ensure_still_live``):
+    # the membership's credential epoch at acceptance and the tenancy token it came with (null:
+    # another kind of credential; both null on tasks from before they were kept).
+    credential_epoch = models.PositiveIntegerField(null=True)
+    token_id = models.BigIntegerField(null=True)
     protocol_version = models.CharField(max_length=32, blank=True, default="")
     capabilities = models.JSONField(null=True)
     can_ask = models.BooleanField(default=False)

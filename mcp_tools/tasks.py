@@ -60,7 +60,7 @@ from mcp_types.jsonrpc import (
 )
 
 from mcp_tools import _jsonrpc, conf, scopes, surfaces, taskrunner
-from mcp_tools.codes import CODE_CAPABILITY_REQUIRED, OVERLOADED, TIMED_OUT
+from mcp_tools.codes import CODE_CAPABILITY_REQUIRED, OVERLOADED, TIMED_OUT, UNAUTHENTICATED
 from mcp_tools.context import CallContext, request_in_flight
 from mcp_tools.exceptions import UnknownSurfaceError
 from mcp_tools.exchange import (
@@ -79,7 +79,7 @@ from mcp_tools.rpc.replies import Reply, error, render, result
 from mcp_tools.rpc.request import RpcRequest
 from mcp_tools.taskrunner import runner
 from mcp_tools.taskstore import Owner, TaskStore, TaskView
-from tenancy import ActorContext, RowScope, TenantContext, evaluate
+from tenancy import ActorContext, AuthenticationFailedError, RowScope, TenantContext, evaluate
 
 try:  # Django 6.0 and later: the tasks framework is Django's own.
     from django.tasks import task as _engine_task
@@ -147,6 +147,8 @@ def create(
                 context_id=context_id,
                 membership_key=str(ctx.actor.membership_id),
                 scopes=ctx.actor.scopes,
+                credential_epoch=ctx.actor.credential_epoch,
+                token_id=ctx.actor.token_id,
                 protocol_version=ctx.protocol_version,
                 capabilities=capabilities,
                 can_ask=can_ask,
@@ -175,6 +177,16 @@ def run_task(task_id: str) -> None:
     execute(task_id)
 
 
+def unauthenticated_error(refused: AuthenticationFailedError) -> dict[str, Any]:
+    """The JSON-RPC error of a refused credential, as ``/mcp`` answers it (its 401 body):
+    tenancy's stable code in ``data.code``."""
+    return {
+        "code": UNAUTHENTICATED,
+        "message": str(refused.detail),
+        "data": {"code": str(refused.default_code)},
+    }
+
+
 class _Unavailable(Exception):
     """The task's owner or tool cannot be resolved any more (the task fails)."""
 
@@ -194,6 +206,9 @@ def execute(task_id: str) -> None:
         except _Unavailable as gone:
             store.finish(task_id, error={"code": INVALID_PARAMS, "message": str(gone)})
             return
+        except AuthenticationFailedError as refused:
+            store.finish(task_id, error=unauthenticated_error(refused))
+            return
         _job(
             task_id,
             spec,
@@ -211,9 +226,10 @@ def _resolve(view: TaskView) -> tuple[ToolSpec, CallContext, Any]:
     had when the task was accepted, the tool on that role's prepared surface."""
     from tenancy.members import memberships, with_user_and_tenant
     from tenancy.middleware import resolve_row_scope
+    from tenancy.tokens import ensure_still_live
 
     membership = (
-        with_user_and_tenant(memberships(user=view.owner_key, tenant=view.tenant_key, live=True))
+        with_user_and_tenant(memberships(user=view.owner_key, tenant=view.tenant_key))
         .filter(pk=view.membership_key)
         .first()
         if view.membership_key.isdigit()
@@ -221,6 +237,10 @@ def _resolve(view: TaskView) -> tuple[ToolSpec, CallContext, Any]:
     )
     if membership is None:
         raise _Unavailable("The task's owner is no longer a member of its tenant")
+    # The request path's own rule (token revoked or expired, credentials superseded, user or
+    # member disabled, tenant suspended): the task fails with the code its owner's next
+    # request with that credential gets, before any of its work runs.
+    ensure_still_live(membership, credential_epoch=view.credential_epoch, token_id=view.token_id)
     request = HttpRequest()
     tenant, actor, row_scope = TenantContext(), ActorContext(), RowScope()
     tenant.resolve(membership.get_tenant())
@@ -230,6 +250,8 @@ def _resolve(view: TaskView) -> tuple[ToolSpec, CallContext, Any]:
         roles=membership.get_roles(),
         role=membership.effective_role,
         scopes=None if view.scopes is None else frozenset(view.scopes),
+        token_id=view.token_id,
+        credential_epoch=view.credential_epoch,
     )
     resolve_row_scope(tenant, actor, row_scope)
     request.tenant = tenant  # type: ignore[attr-defined]

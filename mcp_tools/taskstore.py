@@ -72,6 +72,8 @@ class TaskView:
     owner_key: str = ""
     membership_key: str = ""
     scopes: list[str] | None = None
+    credential_epoch: int | None = None
+    token_id: int | None = None
     protocol_version: str = ""
     capabilities: dict[str, Any] | None = None
     can_ask: bool = False
@@ -107,6 +109,8 @@ class TaskView:
             owner_key=row.owner_key,
             membership_key=row.membership_key,
             scopes=None if row.scopes is None else list(row.scopes),
+            credential_epoch=row.credential_epoch,
+            token_id=row.token_id,
             protocol_version=row.protocol_version,
             capabilities=row.capabilities,
             can_ask=row.can_ask,
@@ -157,6 +161,8 @@ class TaskStore:
         context_id: str = "",
         membership_key: str = "",
         scopes: Iterable[str] | None = None,
+        credential_epoch: int | None = None,
+        token_id: int | None = None,
         protocol_version: str = "",
         capabilities: Mapping[str, Any] | None = None,
         can_ask: bool = False,
@@ -184,6 +190,8 @@ class TaskStore:
             context_id=context_id,
             membership_key=membership_key,
             scopes=None if scopes is None else sorted(scopes),
+            credential_epoch=credential_epoch,
+            token_id=token_id,
             protocol_version=protocol_version[:32],
             capabilities=None if capabilities is None else dict(capabilities),
             can_ask=can_ask,

@@ -65,6 +65,7 @@ class ActorContext:
         "role",
         "membership_id",
         "token_id",
+        "credential_epoch",
         "scopes",
         "is_system",
         "label",
@@ -80,6 +81,10 @@ class ActorContext:
         self.role: Role = DENIED
         self.membership_id: int | None = None
         self.token_id: int | None = None
+        # The membership's credential epoch the credential was checked at: work that goes on
+        # after the request (a task, a stream) is judged again against it
+        # (``tenancy.tokens.ensure_still_live``).
+        self.credential_epoch: int | None = None
         # What the credential may do on top of the role (OAuth scopes); None = not narrowed
         # (personal and session tokens).
         self.scopes: frozenset[str] | None = None
@@ -104,6 +109,7 @@ class ActorContext:
         role: Role,
         token_id: int | None = None,
         scopes: frozenset[str] | None = None,
+        credential_epoch: int | None = None,
     ) -> None:
         """Resolve to a real person. ``user`` must be a saved user instance.
 
@@ -124,6 +130,7 @@ class ActorContext:
         self.role = role
         self.membership_id = membership_id
         self.token_id = token_id
+        self.credential_epoch = credential_epoch
         self.scopes = frozenset(scopes) if scopes is not None else None
         self.is_system = False
         self._is_resolved = True

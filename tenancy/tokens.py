@@ -83,11 +83,38 @@ def check_token(raw: str, *, count: CountingCheck | None = None) -> AccessToken:
     if token is None:
         raise AuthenticationFailedError()
     now = timezone.now()
-    if token.revoked_at is not None or (token.expires_at is not None and token.expires_at <= now):
+    if not _usable(token, now):
         raise AuthenticationFailedError()
     ensure_live(token.membership, credential_epoch=token.credential_epoch)
     _touch(token, now)
     return token
+
+
+def _usable(token: AccessToken, now: datetime) -> bool:
+    """Neither revoked nor expired."""
+    return token.revoked_at is None and (token.expires_at is None or token.expires_at > now)
+
+
+def ensure_still_live(
+    membership: AbstractMembership, *, credential_epoch: int | None, token_id: int | None
+) -> None:
+    """Judge again work a credential started and that goes on after its request: a queued
+    task (``mcp_tools.tasks``), an open stream.
+
+    The request path's rule with what such work keeps of its credential (never the secret):
+    the token it came with (``token_id``, ``None`` for other kinds) revoked or expired →
+    ``AuthenticationFailedError``; then ``ensure_live`` at the epoch it was accepted at, or,
+    with no epoch recorded (``None``: work from before it was kept), ``ensure_member_live``.
+    ``membership`` needs its user and tenant loaded; the token costs one indexed read.
+    """
+    if token_id is not None:
+        token = AccessToken.objects.filter(pk=token_id).only("revoked_at", "expires_at").first()
+        if token is None or not _usable(token, timezone.now()):
+            raise AuthenticationFailedError()
+    if credential_epoch is None:
+        ensure_member_live(membership)
+    else:
+        ensure_live(membership, credential_epoch=credential_epoch)
 
 
 def ensure_live(membership: AbstractMembership, *, credential_epoch: int) -> None:
@@ -99,6 +126,17 @@ def ensure_live(membership: AbstractMembership, *, credential_epoch: int) -> Non
     """
     if credential_epoch != membership.credential_epoch:
         raise CredentialsSupersededError()
+    ensure_member_live(membership)
+
+
+def ensure_member_live(membership: AbstractMembership) -> None:
+    """Refuse ``membership`` unless it may act now, whatever credential it acts with.
+
+    The rule every actor passes on every request (through ``ensure_live``) and again where its
+    work runs later or long: a task worker (``mcp_tools.tasks``), an open stream. A disabled
+    membership or user → ``AccountDisabledError``; a suspended tenant → ``TenantSuspendedError``.
+    ``membership`` needs its user and tenant loaded (one read, no query here).
+    """
     if membership.disabled_at is not None or not membership.get_user().is_active:
         raise AccountDisabledError()
     if not conf.tenant_is_active(membership.get_tenant()):

@@ -156,7 +156,7 @@ def test_suspending_the_farm_invalidates_the_token(member_client):
     _assert_invalid_token(client.get("/api/v1/me/"), "Auth.TenantSuspended")
 
 
-@mutation("tenancy/tokens.py", find="if token.revoked_at is not None or (", replace="if (")
+@mutation("tenancy/tokens.py", find="return token.revoked_at is None and (", replace="return (")
 def test_a_revoked_token_is_refused_on_the_next_request(member_client):
     """Mutation: ignore ``revoked_at`` in ``check_token`` → red."""
     client, membership = member_client()
