@@ -84,16 +84,36 @@ def check_settings(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckM
 
 @checks.register()
 def check_middleware(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """``idempotency.W001``: a middleware after ``IdempotencyMiddleware`` has a
+    ``process_view`` hook, which never runs for a keyed request.
+
+    Judged on ``MIDDLEWARE`` as in effect (a later settings module may append to it) and on
+    what each later entry does: one without ``process_view`` (django-debug-toolbar's, which
+    a cookiecutter-django ``local.py`` appends) loses nothing.
+    """
     middleware = list(settings.MIDDLEWARE)
-    if MIDDLEWARE_PATH in middleware and middleware[-1] != MIDDLEWARE_PATH:
-        return [
-            checks.Warning(
-                "IdempotencyMiddleware is not the last middleware.",
-                hint=(
-                    "It calls the view itself (inside its transaction), so process_view hooks "
-                    "of middleware after it never run. Put it last."
-                ),
-                id="idempotency.W001",
-            )
-        ]
-    return []
+    if MIDDLEWARE_PATH not in middleware:
+        return []
+    later = middleware[middleware.index(MIDDLEWARE_PATH) + 1 :]
+    skipped = [entry for entry in later if _has_process_view(entry)]
+    if not skipped:
+        return []
+    return [
+        checks.Warning(
+            f"IdempotencyMiddleware comes before {', '.join(skipped)}, whose process_view "
+            "never runs for a keyed request.",
+            hint=(
+                "IdempotencyMiddleware calls the view itself (inside its transaction). Move it "
+                "after them (last), in the settings module that appends them if there is one."
+            ),
+            id="idempotency.W001",
+        )
+    ]
+
+
+def _has_process_view(path: str) -> bool:
+    try:
+        middleware = import_string(path)
+    except ImportError:
+        return False  # Django reports it when it loads MIDDLEWARE
+    return callable(getattr(middleware, "process_view", None))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from django.apps import AppConfig
+from django.core.exceptions import ImproperlyConfigured
 from django.utils.module_loading import autodiscover_modules
 
 
@@ -17,8 +18,14 @@ class McpToolsConfig(AppConfig):
         from mcp_tools.registry import default_registry
         from mcp_tools.surfaces import prepare
 
-        # Like admin.py: importing an app's mcp.py registers its tools. A broken catalogue
-        # raises ImproperlyConfigured here, so no command (check, runserver, migrate) starts.
-        autodiscover_modules("mcp")
-        prepare(default_registry)
+        # Like admin.py: importing an app's mcp.py registers its tools. A tool that breaks a
+        # registration rule is left out and reported by the system check mcp_tools.E009 (with
+        # its name and the rule), so `check` says what to change instead of a traceback;
+        # runserver and mcp_tools.asgi refuse to start on it.
+        with default_registry.deferring_problems():
+            autodiscover_modules("mcp")
+        try:
+            prepare(default_registry)
+        except ImproperlyConfigured as problem:  # e.g. TENANCY_ROLES that does not import
+            default_registry.problems.append(f"The MCP catalogue cannot be prepared: {problem}")
         connect_observability()  # observability: its system checks, the metrics' receivers

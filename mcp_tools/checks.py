@@ -4,12 +4,23 @@ from __future__ import annotations
 
 from typing import Any
 
+from django.apps import apps
 from django.core import checks
 
 from mcp_tools import conf
 
 BODY_CAP_MIDDLEWARE = "mcp_tools.middleware.BodyCapMiddleware"
 TENANCY_MIDDLEWARE = "tenancy.middleware.TenancyMiddleware"
+IDEMPOTENCY_MIDDLEWARE = "idempotency.middleware.IdempotencyMiddleware"
+# The apps /mcp cannot serve without: (app, what it is needed for, check id).
+REQUIRED_APPS = (
+    (
+        "rest_framework",
+        "the toolkit's API views and their error answers are DRF's",
+        "mcp_tools.E006",
+    ),
+    ("idempotency", "write tools claim their idempotencyKey in its table", "mcp_tools.E007"),
+)
 
 
 def route_names(urlconf: str | None = None) -> set[str]:
@@ -80,6 +91,14 @@ def check_middleware(app_configs: Any = None, **kwargs: Any) -> list[checks.Chec
                 id="mcp_tools.E004",
             )
         )
+    if apps.is_installed("idempotency") and middleware_index(IDEMPOTENCY_MIDDLEWARE) is None:
+        errors.append(
+            checks.Error(
+                f"{IDEMPOTENCY_MIDDLEWARE} is not in MIDDLEWARE.",
+                hint=f'Add "{IDEMPOTENCY_MIDDLEWARE}" as the last entry of MIDDLEWARE.',
+                id="mcp_tools.E008",
+            )
+        )
     from mcp_tools.execution.bounds import MAX_WORKER_THREADS
 
     if int(conf.get("MAX_CONCURRENT_CALLS")) > MAX_WORKER_THREADS:
@@ -90,6 +109,55 @@ def check_middleware(app_configs: Any = None, **kwargs: Any) -> list[checks.Chec
             )
         )
     return errors
+
+
+@checks.register()
+def check_required_apps(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """The apps the endpoint's write path needs are installed (else every write tool answers
+    ``Tool.InternalError``, found only by calling one)."""
+    return [
+        checks.Error(
+            f"{app!r} is not in INSTALLED_APPS: {why}.",
+            hint=f'Add "{app}" to INSTALLED_APPS.',
+            id=check_id,
+        )
+        for app, why, check_id in REQUIRED_APPS
+        if not apps.is_installed(app)
+    ]
+
+
+# Security: mcp_tools.asgi runs these before serving, so it refuses a broken catalogue too.
+@checks.register(checks.Tags.security)
+def check_catalogue(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """``mcp_tools.E009``: a tool broke a registration rule and was left out, or the
+    catalogue could not be prepared (nothing is served)."""
+    from mcp_tools.registry import default_registry
+
+    return [
+        checks.Error(
+            problem,
+            hint="Change what the message names (docs/mcp_tools.md lists the rules for tools).",
+            id="mcp_tools.E009",
+        )
+        for problem in default_registry.problems
+    ]
+
+
+@checks.register(checks.Tags.urls)
+def check_endpoint_routed(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """``mcp_tools.W003``: no URL serves the MCP endpoint."""
+    from mcp_tools.routing import mcp_path
+
+    if mcp_path() is not None:
+        return []
+    return [
+        checks.Warning(
+            "No URL pattern serves the MCP endpoint: clients and manage.py mcp_call have "
+            "nothing to call.",
+            hint='Add path("", include("mcp_tools.urls")) to your ROOT_URLCONF\'s urlpatterns.',
+            id="mcp_tools.W003",
+        )
+    ]
 
 
 @checks.register()

@@ -13,12 +13,21 @@ import re
 import types
 import typing
 from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Final, Literal, Protocol, TypeVar, get_args, get_origin
 
 from django.core.exceptions import ImproperlyConfigured
 from mcp.shared.inbound import find_invalid_x_mcp_header, x_mcp_header_map
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, create_model
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    ConfigDict,
+    Field,
+    PydanticSchemaGenerationError,
+    PydanticUserError,
+    create_model,
+)
 from pydantic.alias_generators import to_camel
 from pydantic_core import PydanticCustomError
 
@@ -122,10 +131,18 @@ def _is_callable_annotation(annotation: Any) -> bool:
 
 def banned_parameter_type(annotation: Any) -> str | None:
     """The name of a banned type mentioned by ``annotation``, or ``None``."""
+    from django.db.models import Model
+
     banned = _banned_types()
     for candidate in _flatten(annotation):
         if _is_callable_annotation(candidate):
             return "a callable (factory or service locator)"
+        if isinstance(candidate, type) and issubclass(candidate, Model):
+            # A row cannot come from JSON, and looking it up is the tool's job, in its tenant.
+            return (
+                f"the model {candidate.__qualname__} (take its id or code, a str or int, and "
+                "look the row up in ctx.tenant)"
+            )
         if isinstance(candidate, type) and candidate is not object:
             for bad in banned:
                 try:
@@ -286,6 +303,20 @@ def _arguments_config() -> ConfigDict:
         validate_by_name=False,
         serialize_by_alias=True,
     )
+
+
+TENANT_ARGUMENT_NAMES: Final = frozenset({"tenant", "tenant_id", "tenant_code", "tenant_slug"})
+
+
+def _refuse_tenant_argument(where: str, name: str) -> None:
+    """The tenant is who is calling (``ctx.tenant``), never an argument a model could fill in
+    with another tenant's id."""
+    if name.lower() in TENANT_ARGUMENT_NAMES:
+        raise _fail(
+            where,
+            f"argument {name!r} would let the caller name a tenant; a tool acts in ctx.tenant "
+            "(the caller's token decides it): drop the argument",
+        )
 
 
 def _model_name(name: str, suffix: str) -> str:
@@ -483,6 +514,7 @@ def build_spec(
             )
         if param.name == IDEMPOTENCY_KEY_FIELD:
             raise _fail(where, "idempotency_key is reserved: the framework injects it")
+        _refuse_tenant_argument(where, param.name)
 
     model_param = None
     if len(rest) == 1:
@@ -498,6 +530,8 @@ def build_spec(
             raise _fail(where, f'{user_model.__name__} must set model_config extra="forbid"')
         if IDEMPOTENCY_KEY_FIELD in user_model.model_fields:
             raise _fail(where, "idempotency_key is reserved: the framework injects it")
+        for field_name in user_model.model_fields:
+            _refuse_tenant_argument(where, field_name)
         if read_only:
             args_model = user_model
         else:
@@ -521,11 +555,17 @@ def build_spec(
             fields[param.name] = (hints[param.name], default)
         if not read_only:
             fields[IDEMPOTENCY_KEY_FIELD] = _idempotency_key_field()
-        args_model = create_model(arg_model_name, __config__=_arguments_config(), **fields)
+        try:
+            args_model = create_model(arg_model_name, __config__=_arguments_config(), **fields)
+        except (PydanticSchemaGenerationError, PydanticUserError) as exc:
+            raise _fail(where, f"its arguments are not JSON types ({exc.message})") from exc
         call_style = "kwargs"
         param_names = tuple(p.name for p in rest)
 
-    input_schema = args_model.model_json_schema(by_alias=True)
+    try:
+        input_schema = args_model.model_json_schema(by_alias=True)
+    except (PydanticSchemaGenerationError, PydanticUserError) as exc:
+        raise _fail(where, f"its arguments are not JSON types ({exc.message})") from exc
     _state_date_format(input_schema)
     _check_schema(where, input_schema, "inputSchema")
     header_problem = find_invalid_x_mcp_header(input_schema)
@@ -636,6 +676,19 @@ class Registry:
 
     def __init__(self) -> None:
         self._tools: dict[str, ToolSpec] = {}
+        self._deferring = False
+        self.problems: list[str] = []
+
+    @contextmanager
+    def deferring_problems(self) -> Iterator[None]:
+        """Inside it a tool that breaks a rule is left out and its problem kept in
+        ``problems`` (the system check ``mcp_tools.E009`` reports them), instead of raising
+        from every command's start-up."""
+        self._deferring = True
+        try:
+            yield
+        finally:
+            self._deferring = False
 
     def tool(
         self,
@@ -694,7 +747,16 @@ class Registry:
             raise TypeError("use @tool(name=..., ...) with arguments; bare @tool is refused")
 
         def register(func: F) -> F:
-            spec = build_spec(
+            try:
+                self.add(spec_of(func))
+            except ImproperlyConfigured as problem:
+                if not self._deferring:
+                    raise
+                self.problems.append(str(problem))
+            return func
+
+        def spec_of(func: F) -> ToolSpec:
+            return build_spec(
                 func,
                 name=name,
                 read_only=read_only,
@@ -713,8 +775,6 @@ class Registry:
                 rate=rate,
                 audit_arguments=audit_arguments,
             )
-            self.add(spec)
-            return func
 
         return register
 

@@ -19,6 +19,7 @@ from tenancy.markers import handles_transactions_on
 
 MIDDLEWARE_PATH = "tenancy.middleware.TenancyMiddleware"
 IDEMPOTENCY_MIDDLEWARE = "idempotency.middleware.IdempotencyMiddleware"
+AUTHENTICATION_MIDDLEWARE = "django.contrib.auth.middleware.AuthenticationMiddleware"
 
 
 def middleware_index(path: str) -> int | None:
@@ -55,7 +56,20 @@ def check_middleware(app_configs: Any = None, **kwargs: Any) -> list[checks.Chec
                 id="tenancy.E001",
             )
         )
-    elif idempotency_at is not None and idempotency_at < tenancy_at:
+    elif (auth_at := middleware_index(AUTHENTICATION_MIDDLEWARE)) is not None and (
+        auth_at > tenancy_at
+    ):
+        # The documented order: the project's authentication is in place first, and a
+        # middleware after this one finds a resolved toolkit bearer taken off the header.
+        errors.append(
+            checks.Error(
+                "TenancyMiddleware runs before AuthenticationMiddleware.",
+                hint="Move tenancy.middleware.TenancyMiddleware below "
+                "django.contrib.auth.middleware.AuthenticationMiddleware in MIDDLEWARE.",
+                id="tenancy.E010",
+            )
+        )
+    if tenancy_at is not None and idempotency_at is not None and idempotency_at < tenancy_at:
         errors.append(
             checks.Error(
                 "IdempotencyMiddleware runs before TenancyMiddleware.",
@@ -139,6 +153,10 @@ def check_membership_model(app_configs: Any = None, **kwargs: Any) -> list[check
         except FieldDoesNotExist:
             field = None
         related = getattr(field, "related_model", None)
+        if isinstance(related, str):
+            # A lazy reference no installed model answers (a missing or misspelt
+            # TENANCY_TENANT_MODEL): check_tenant_model reports it as tenancy.E003.
+            continue
         points_elsewhere = target is not None and (
             related is None or related._meta.label_lower != target.lower()
         )
@@ -187,14 +205,27 @@ def check_roles(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMess
     """``TENANCY_ROLES`` loads, and every policy names only declared roles."""
     from tenancy.roles import EVERY_ROLE, active_roles, declared_policies
 
+    path = conf.get("ROLES")
+    misplaced = _app_label_path(path)
     try:
         roles = active_roles()
     except ImproperlyConfigured as exc:
+        hint = (
+            f"Write the full import path: TENANCY_ROLES = {misplaced!r}."
+            if misplaced
+            else "Point TENANCY_ROLES at a tenancy.RoleSet by its full import path, e.g. "
+            '"myproject.orgs.roles.ROLES".'
+        )
+        return [checks.Error(str(exc), hint=hint, id="tenancy.E006")]
+    if misplaced:
+        # It imported only through a sys.path entry inside the project's package (a
+        # cookiecutter manage.py or wsgi.py adds one): pytest, uvicorn and workers lack it.
         return [
             checks.Error(
-                str(exc),
-                hint='Point TENANCY_ROLES at a tenancy.RoleSet, e.g. "myapp.roles.ROLES".',
-                id="tenancy.E006",
+                f"TENANCY_ROLES {path!r} starts with an app label, not the app's module "
+                f"({misplaced.removesuffix(path.partition('.')[2]).rstrip('.')!r}).",
+                hint=f"Write the full import path: TENANCY_ROLES = {misplaced!r}.",
+                id="tenancy.E011",
             )
         ]
     errors: list[checks.CheckMessage] = []
@@ -211,6 +242,18 @@ def check_roles(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMess
                 )
             )
     return errors
+
+
+def _app_label_path(path: object) -> str | None:
+    """``path`` written from an installed app's label where the app's module is longer
+    (``"orgs.roles.ROLES"`` for the app ``myproject.orgs``): the full path, else ``None``."""
+    if not isinstance(path, str) or "." not in path:
+        return None
+    head, _, rest = path.partition(".")
+    for config in apps.get_app_configs():
+        if config.label == head and config.name != head:
+            return f"{config.name}.{rest}"
+    return None
 
 
 def _routed_views(patterns: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
