@@ -341,4 +341,20 @@ def check_external_jwt(app_configs: Any = None, **kwargs: Any) -> list[checks.Ch
                 id="tenancy.E021",
             )
         )
+    # The key set decides who may act as whom: fetched over plain http, anyone on the path can
+    # swap in their own keys. Discovery (no JWKS_URI) starts at the issuer's URL.
+    fetched_from = raw.get("JWKS_URI") or raw.get("ISSUER")
+    if (
+        isinstance(fetched_from, str)
+        and not fetched_from.startswith("https://")
+        and not (settings.DEBUG)
+    ):
+        errors.append(
+            checks.Error(
+                f"TENANCY_EXTERNAL_JWT fetches its key set from {fetched_from!r}, not https.",
+                hint="Serve the issuer's discovery document and key set over https (plain http "
+                "is accepted only with DEBUG, for a local identity provider).",
+                id="tenancy.E022",
+            )
+        )
     return errors

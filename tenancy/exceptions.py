@@ -50,6 +50,14 @@ class UnknownSigningKeyError(AuthenticationFailedError):
     default_code = "Auth.UnknownSigningKey"
 
 
+class SigningKeysUnavailableError(AuthenticationFailedError):
+    """An external JWT arrived before its issuer's key set was fetched (``tenancy.jwks``
+    fetches it in the background: no request waits on the issuer)."""
+
+    default_detail = "The token issuer's signing keys are not available yet. Retry shortly."
+    default_code = "Auth.SigningKeysUnavailable"
+
+
 class AccountDisabledError(AuthenticationFailedError):
     default_detail = "This account is disabled."
     default_code = "Auth.AccountDisabled"

@@ -32,6 +32,8 @@ class LocalIssuer:
         self.url = f"http://{host!s}:{port}"
         self.requests: Counter[str] = Counter()
         self.keys = [generate_key("key-1")]
+        # Extra members of the published key set (a test pads it past the size cap).
+        self.extra: dict[str, Any] = {}
         self._generation = 1
 
     @property
@@ -39,7 +41,7 @@ class LocalIssuer:
         return f"{self.url}/jwks"
 
     def jwks(self) -> dict[str, Any]:
-        return {"keys": [key.as_dict(private=False) for key in self.keys]}
+        return {"keys": [key.as_dict(private=False) for key in self.keys], **self.extra}
 
     def rotate(self) -> RSAKey:
         """A new signing key; the old one leaves the published set."""
@@ -115,5 +117,45 @@ def local_issuer() -> Iterator[LocalIssuer]:
     try:
         yield issuer
     finally:
+        server.shutdown()
+        server.server_close()
+
+
+@contextmanager
+def trickling_issuer(seconds_per_byte: float) -> Iterator[LocalIssuer]:
+    """An issuer whose every answer trickles: the headers at once, then one byte of a long body
+    every ``seconds_per_byte`` (issue 34's slow identity provider). Its keys are never
+    delivered; ``requests`` counts what it was asked."""
+    issuer: LocalIssuer
+
+    class Handler(BaseHTTPRequestHandler):
+        def do_GET(self) -> None:  # noqa: N802 (http.server's name)
+            issuer.requests[self.path] += 1
+            self.send_response(200)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", "100000")
+            self.end_headers()
+            try:
+                for _ in range(100000):
+                    self.wfile.write(b" ")
+                    self.wfile.flush()
+                    if stopping.wait(seconds_per_byte):
+                        return
+            except OSError:
+                return  # the client gave up: what a deadline is for
+
+        def log_message(self, format: str, *args: Any) -> None:
+            pass
+
+    stopping = threading.Event()
+    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+    server.daemon_threads = True
+    issuer = LocalIssuer(server)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield issuer
+    finally:
+        stopping.set()
         server.shutdown()
         server.server_close()

@@ -8,6 +8,7 @@ the real path: ``TenancyMiddleware`` → the registered verifier → the call co
 from __future__ import annotations
 
 import base64
+import contextlib
 import hashlib
 import hmac
 import json
@@ -22,8 +23,9 @@ from django.test import Client, RequestFactory
 from django.utils import timezone
 
 from mcp_tools.views import protected_resource_metadata
-from tenancy import jwks
+from tenancy import external_jwt, jwks
 from tenancy.checks import check_external_jwt
+from tenancy.exceptions import SigningKeysUnavailableError
 from tenancy.middleware import TenancyMiddleware
 from tests.factories import FarmFactory, MembershipFactory
 from tests.mutations import mutation
@@ -48,10 +50,20 @@ def issuer(running_issuer: LocalIssuer, settings: Any) -> Iterator[LocalIssuer]:
         "USER_LOOKUP": "email",
         "JWKS_MIN_REFETCH_SECONDS": 0,
     }
-    running_issuer.requests.clear()
     jwks.forget()
+    _warm()
+    running_issuer.requests.clear()
     yield running_issuer
     jwks.forget()
+
+
+def _warm() -> None:
+    """The key set fetched as a first token fetches it: in the background, then settled."""
+    config = external_jwt.settings()
+    assert config is not None
+    with contextlib.suppress(SigningKeysUnavailableError):
+        jwks.key_for(config, None)
+    jwks.settle()
 
 
 @pytest.fixture
@@ -64,6 +76,7 @@ def _claims_for(membership: Any) -> dict[str, Any]:
 
 
 def _whoami(token: str, path: str = "/mcp") -> tuple[int, dict[str, Any]]:
+    jwks.settle()  # a refresh an earlier call started has landed
     body = {
         "jsonrpc": "2.0",
         "id": 1,
@@ -149,15 +162,25 @@ def test_a_rotated_key_is_fetched_on_first_sight(issuer, member):
     old = issuer.keys[0]
     assert _whoami(issuer.token(**_claims_for(member)))[0] == 200
     assert _whoami(issuer.token(**_claims_for(member)))[0] == 200
-    assert issuer.requests["/jwks"] == 1  # cached between calls
+    assert issuer.requests["/jwks"] == 0  # cached between calls
     issuer.rotate()
+    # The first token of the new key is refused while the set is fetched in the background
+    # (no request waits on the issuer); the next one finds it.
+    assert _refusal_code(issuer.token(**_claims_for(member))) == "Auth.UnknownSigningKey"
     assert _whoami(issuer.token(**_claims_for(member)))[0] == 200
-    assert issuer.requests["/jwks"] == 2
+    assert issuer.requests["/jwks"] == 1
     # The old key left the set: its tokens are refused once the set is refetched.
     assert _refusal_code(issuer.token(key=old, **_claims_for(member))) == ("Auth.UnknownSigningKey")
 
 
+@mutation(
+    "tenancy/jwks.py",
+    find="now - cached.attempted_at >= config.min_refetch_seconds",
+    replace="True",
+)
 def test_unknown_kids_refetch_the_key_set_at_a_bounded_rate(issuer, member, settings):
+    """Made-up kids must cost the issuer one request per interval, not one per token.
+    Mutation: drop the interval → each made-up kid fetches the set → red."""
     settings.TENANCY_EXTERNAL_JWT = {
         **settings.TENANCY_EXTERNAL_JWT,
         "JWKS_MIN_REFETCH_SECONDS": 3600,
@@ -166,19 +189,33 @@ def test_unknown_kids_refetch_the_key_set_at_a_bounded_rate(issuer, member, sett
     for n in range(5):
         token = issuer.token(key=generate_key(f"made-up-{n}"), **_claims_for(member))
         assert _refusal_code(token) == "Auth.UnknownSigningKey"
-    assert issuer.requests["/jwks"] == 1
+    assert issuer.requests["/jwks"] == 0
 
 
-def test_the_key_set_is_found_through_discovery(issuer, member):
-    assert _whoami(issuer.token(**_claims_for(member)))[0] == 200
+@mutation(
+    "tenancy/jwks.py",
+    find="    if keys is None:\n        raise",
+    replace="    if False:\n        raise",
+)
+def test_the_key_set_is_found_through_discovery_and_never_awaited(issuer, member):
+    """Before the first set arrives a token is refused at once with its own code, while one
+    background fetch (discovery, then the set) runs; the next token is let in. Mutation: no
+    refusal without a set → the token falls through to "unknown key" → red."""
+    jwks.forget()
+    token = issuer.token(**_claims_for(member))
+    assert _refusal_code(token) == "Auth.SigningKeysUnavailable"
+    assert _whoami(token)[0] == 200
     assert issuer.requests["/.well-known/openid-configuration"] == 1
     assert issuer.requests["/jwks"] == 1
 
 
 def test_a_configured_jwks_uri_skips_discovery(issuer, member, settings):
     settings.TENANCY_EXTERNAL_JWT = {**settings.TENANCY_EXTERNAL_JWT, "JWKS_URI": issuer.jwks_uri}
+    jwks.forget()
+    _warm()
     assert _whoami(issuer.token(**_claims_for(member)))[0] == 200
     assert issuer.requests["/.well-known/openid-configuration"] == 0
+    assert issuer.requests["/jwks"] == 1
 
 
 @pytest.mark.parametrize(
@@ -289,10 +326,28 @@ def test_without_an_issuer_mcp_tools_serves_no_metadata(settings):
         ({"ISSUER": "https://idp.example", "AUDIENCES": "x"}, ["tenancy.E020"]),
         ({"JWKS_URI": "https://idp.example/jwks"}, ["tenancy.E020"]),
         ({"ISSUER": "https://idp.example"}, []),
+        ({"ISSUER": "http://idp.example"}, ["tenancy.E022"]),
+        (
+            {"ISSUER": "https://idp.example", "JWKS_URI": "http://idp.example/jwks"},
+            ["tenancy.E022"],
+        ),
     ],
 )
+@mutation(
+    "tenancy/checks.py",
+    find='not fetched_from.startswith("https://")',
+    replace="False",
+)
 def test_the_configuration_is_checked(settings, config, ids):
+    """Mutation (tenancy.E022): accept a plain-http key set outside DEBUG → red."""
+    settings.DEBUG = False
     settings.TENANCY_EXTERNAL_JWT = config
     found = check_external_jwt()
     assert [message.id for message in found] == ids
     assert all(isinstance(message, checks.Error) for message in found)
+
+
+def test_a_plain_http_key_set_is_allowed_with_debug(settings):
+    settings.DEBUG = True
+    settings.TENANCY_EXTERNAL_JWT = {"ISSUER": "http://127.0.0.1:8080/realms/dev"}
+    assert check_external_jwt() == []
