@@ -127,8 +127,8 @@ def _refusal_code(url: str, bearer: str) -> str:
 
 @mutation(
     "mcp_tools/tasks.py",
-    find="    ensure_still_live(\n",
-    replace="    (lambda *a, **k: None)(\n",
+    find="    ensure_still_live(membership, credential_epoch=",
+    replace="    (lambda *a, **k: None)(membership, credential_epoch=",
 )
 @mutation(
     "tenancy/tokens.py",
@@ -160,8 +160,11 @@ def test_a_queued_write_task_of_an_owner_no_longer_allowed_fails_and_never_write
     Mutation: the worker skips the liveness rule, the rule forgets the user's active flag, the
     tenant's suspension or the token's revocation, or the task keeps no credential epoch →
     red (a task completes and its side-effect row exists, or fails with another code)."""
-    owners = {cause: MembershipFactory(tenant=FarmFactory(), roles=["Admin"]) for cause in CAUSES}
-    bearers = {cause: bearer_for(member) for cause, member in owners.items()}  # type: ignore[arg-type]
+    owners: dict[str, Membership] = {
+        cause: MembershipFactory.create(tenant=FarmFactory.create(), roles=["Admin"])
+        for cause in CAUSES
+    }
+    bearers = {cause: bearer_for(member) for cause, member in owners.items()}
     queued: dict[str, tuple[str, str]] = {}  # label → (cause, task id)
     with db_engine.server() as url:
         for cause, bearer in bearers.items():
@@ -189,6 +192,7 @@ def test_a_queued_write_task_of_an_owner_no_longer_allowed_fails_and_never_write
     for label, (cause, task_id) in queued.items():
         task = TaskRecord.objects.get(task_id=task_id)
         assert task.status == "failed", (label, task.status, task.result)
-        assert task.error["code"] == -32014, (label, task.error)
-        assert task.error["data"]["code"] == refused[cause], (label, task.error)
+        error = task.error or {}
+        assert error.get("code") == -32014, (label, error)
+        assert error.get("data", {}).get("code") == refused[cause], (label, error)
         assert not SideEffect.objects.filter(label=label).exists(), label
