@@ -36,7 +36,9 @@ def issuer() -> Iterator[LocalIssuer]:
 
 @pytest.fixture(scope="module")
 def server(issuer: LocalIssuer, django_db_setup: Any) -> Iterator[ServerURL]:
-    with serve("uvicorn", env={"CLUCK_EXTERNAL_JWT_ISSUER": issuer.url}) as url:
+    # DEBUG: the local issuer is plain http on loopback, which tenancy.E022 refuses otherwise.
+    env = {"CLUCK_EXTERNAL_JWT_ISSUER": issuer.url, "DEBUG": "true"}
+    with serve("uvicorn", env=env) as url:
         yield url
 
 

@@ -81,6 +81,8 @@ def test_a_trickling_issuer_never_holds_a_request(slow):
     with ThreadPoolExecutor(3) as pool:
         waited = list(pool.map(ask, range(6)))
     assert max(waited) < 0.5, waited
+    # The refusals come before the refresh's request reaches the issuer: count once it is done.
+    jwks.settle(timeout=3 * DEADLINE)
     assert slow.requests["/jwks"] == 1
 
 
@@ -176,7 +178,9 @@ def _timed_lists(url: str, bearer: str, count: int, every: float) -> list[float]
 )
 def test_made_up_kids_against_a_trickling_issuer_do_not_slow_other_callers(settings):
     """Issue 34's reproduction: anonymous JWTs with made-up kids while the issuer sends one
-    byte every 3 s; a personal token's tools/list stays under 1.5x its idle p50 (it was 57 s).
+    byte every 3 s; a personal token's tools/list p50 stays within 0.5 s of its idle p50 (it was
+    57 s; the CPU the refused JWTs take on two cores adds tens of milliseconds, a wait adds
+    seconds).
     The server has 4 request threads, so waiting JWT requests would exhaust them. Mutation:
     wait for the refresh under the issuer's lock (the old behaviour, with a deadline) → the
     JWT requests hold every request thread for the deadline → red."""
@@ -226,4 +230,4 @@ def test_made_up_kids_against_a_trickling_issuer_do_not_slow_other_callers(setti
                 thread.join()
     assert refusals and set(refusals) == {401}
     assert slow.requests["/jwks"] == 1
-    assert loaded < 1.5 * idle, (loaded, idle)
+    assert loaded < idle + 0.5, (loaded, idle)
