@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import functools
 import json
+import math
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
@@ -213,14 +214,16 @@ def _meta_key(name: str) -> str:
 # prompt arguments, completions, resource URIs).
 
 
-def as_wire_json(value: Any, path: tuple[str, ...] = ()) -> tuple[Any, list[dict[str, str]]]:
+def as_wire_json(
+    value: Any, path: tuple[str, ...] = (), *, finite: bool = False
+) -> tuple[Any, list[dict[str, str]]]:
     """The arguments as the JSON Schema sees them, and every string that cannot be stored.
 
     A number with no fractional part (``1.0``) is the integer it equals (JSON Schema's
     ``integer`` admits it), so it becomes ``1``; strings (object keys included) holding NUL or
     a lone surrogate are reported — neither survives the trip into a database (PostgreSQL
     text refuses both) or out as UTF-8, so they are refused at the boundary, for every tool,
-    before any tool code runs.
+    before any tool code runs. ``finite``: report a non-finite number too (``unstorable_values``).
     """
     problems: list[dict[str, str]] = []
 
@@ -244,6 +247,15 @@ def as_wire_json(value: Any, path: tuple[str, ...] = ()) -> tuple[Any, list[dict
                     }
                 )
             return node
+        if isinstance(node, float) and finite and not math.isfinite(node):
+            problems.append(
+                {
+                    "field": ".".join(where) or "(arguments)",
+                    "code": "number_not_finite",
+                    "message": "Numbers must be finite (1e999 reads as Infinity).",
+                }
+            )
+            return node
         if isinstance(node, float) and node.is_integer():
             return int(node)
         if isinstance(node, dict):
@@ -266,6 +278,13 @@ def unstorable_strings(value: Any) -> list[dict[str, str]]:
     ``{field, code, message}``: what tools refuse as ``Tool.InvalidArguments``, and prompts,
     completions and resource URIs refuse as -32602, before any application code runs."""
     return as_wire_json(value)[1]
+
+
+def unstorable_values(value: Any) -> list[dict[str, str]]:
+    """``unstorable_strings``, and every number a ``jsonb`` column refuses (``NaN``,
+    ``Infinity``: ``1e999`` reads as one) as ``number_not_finite``: what a JSON value a client
+    sends must be free of before it is stored (answers, capabilities, audit values)."""
+    return as_wire_json(value, finite=True)[1]
 
 
 def _is_utf8(text: str) -> bool:

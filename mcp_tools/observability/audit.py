@@ -8,6 +8,12 @@ in batches (one ``COPY`` on PostgreSQL) on its own connection. The request never
 database: a full queue drops the row (counted, logged at WARNING) rather than slow the call
 down. The queue is flushed at interpreter exit (``atexit``) and by ``flush()``.
 
+One row never costs another its place: only JSON-safe argument values are kept (no NUL, no
+lone surrogate, no ``NaN``/``Infinity``; a call refused for its arguments keeps none), and a
+batch the database refuses for its content is written again row by row, a row still refused
+being replaced by a marker row (its arguments dropped). Every row lost is counted
+(``mcp_tools_audit_rows_dropped_total``).
+
 A name that is no tool of the caller's surface (unknown or hidden) gets no row: the call log
 keeps it (``mcp_tools.calls``), the audit records tool calls, not probes.
 """
@@ -26,9 +32,11 @@ from collections.abc import Callable, Mapping
 from typing import Any, Final
 
 from django.core.serializers.json import DjangoJSONEncoder
-from django.db import DatabaseError, connection, models
+from django.db import DataError, connection, models
 
-from mcp_tools import conf
+from mcp_tools import _jsonrpc, conf
+from mcp_tools.codes import CODE_INVALID_ARGUMENTS
+from mcp_tools.observability import metrics
 
 logger = logging.getLogger(__name__)
 
@@ -39,6 +47,17 @@ SESSION: Final = "session"
 # A stored argument value longer than this (as JSON text) is replaced by a marker.
 MAX_VALUE_CHARS: Final = 512
 _TRUNCATED: Final = "…(truncated)"
+# What an argument value that cannot be stored (NUL, lone surrogate, NaN, Infinity) becomes.
+_UNSTORABLE: Final = "…(unstorable)"
+# The ``arguments`` of a row the database refused even alone: written in its place.
+UNSTORABLE_ROW: Final = {"unstorable": True}
+# Why a row was lost (``mcp_tools_audit_rows_dropped_total{reason}``).
+DROPPED_QUEUE_FULL: Final = "queue_full"
+DROPPED_UNSTORABLE: Final = "unstorable"
+DROPPED_DATABASE: Final = "database"
+# The outcomes of a call refused for its arguments (JSON-RPC -32602 or the tool error): its
+# argument values are what was wrong, so the audit keeps none.
+_REFUSED_ARGUMENTS: Final = frozenset({CODE_INVALID_ARGUMENTS, "-32602"})
 
 
 def enabled() -> bool:
@@ -54,7 +73,15 @@ def credential_of(actor: Any) -> tuple[int | None, str]:
     return None, OAUTH if getattr(actor, "scopes", None) is not None else SESSION
 
 
+def storable(value: Any) -> bool:
+    """``value`` can go into a ``jsonb`` column: no string (keys included) holding a NUL or a
+    lone surrogate, no ``NaN`` or ``Infinity``."""
+    return not _jsonrpc.unstorable_values(value)
+
+
 def _bounded(value: Any) -> Any:
+    if not storable(value):
+        return _UNSTORABLE
     if isinstance(value, str | int | float | bool) or value is None:
         return (
             value[:MAX_VALUE_CHARS] + _TRUNCATED
@@ -113,6 +140,8 @@ def record(call: Any) -> None:
     if noted is None:
         return
     duration = call.duration_seconds
+    if call.error_code in _REFUSED_ARGUMENTS:
+        noted = {**noted, "arguments": None}
     writer().put(
         {
             **noted,
@@ -162,6 +191,7 @@ class AuditWriter:
             self._queue.put_nowait(row)
         except queue.Full:
             self.dropped += 1
+            metrics.audit_rows_dropped(DROPPED_QUEUE_FULL)
             now = time.monotonic()
             if now - self._last_warning > 10:
                 self._last_warning = now
@@ -210,18 +240,72 @@ def write_rows(rows: list[dict[str, Any]]) -> None:
 
     On PostgreSQL a ``COPY``: the ORM's ``bulk_create`` spent more CPU preparing each row's
     fields than the rest of the call it records (``bench/mcp_profile.py``), and that CPU is
-    taken from the same process's requests.
+    taken from the same process's requests. A batch refused for its content (one row's value
+    the database cannot take) is written again row by row (``_write_alone``): one row must
+    never take the others with it.
     """
+    try:
+        _insert(rows)
+    except Exception as exc:
+        if not _refused_for_content(exc):
+            logger.exception("call audit rows lost: the database refused %d row(s)", len(rows))
+            metrics.audit_rows_dropped(DROPPED_DATABASE, len(rows))
+            connection.close()
+            return
+        logger.warning(
+            "a batch of %d call audit row(s) was refused; writing them one by one", len(rows)
+        )
+        _write_alone(rows)
+
+
+def _write_alone(rows: list[dict[str, Any]]) -> None:
+    for row in rows:
+        try:
+            _insert([row])
+            continue
+        except Exception as exc:
+            if not _refused_for_content(exc):
+                raise
+        try:
+            _insert([_marker(row)])
+            logger.warning("a call audit row was refused; written with its arguments dropped")
+        except Exception:
+            logger.exception("a call audit row was lost: the database refused it")
+            metrics.audit_rows_dropped(DROPPED_UNSTORABLE)
+
+
+def _marker(row: dict[str, Any]) -> dict[str, Any]:
+    """``row`` without what the caller chose: its arguments, and any text the database cannot
+    take (a NUL, a lone surrogate) made storable."""
+    marked = {
+        name: value.replace("\x00", "").encode("utf-8", "replace").decode("utf-8")
+        if isinstance(value, str)
+        else value
+        for name, value in row.items()
+    }
+    marked["arguments"] = UNSTORABLE_ROW
+    return marked
+
+
+def _refused_for_content(exc: BaseException) -> bool:
+    """The database (or the driver, encoding it) refused a value, not the connection: the
+    other rows of its batch can still be written."""
+    if isinstance(exc, DataError | ValueError | TypeError):
+        return True
+    try:
+        import psycopg
+    except ImportError:  # pragma: no cover - the "postgres" extra is not installed
+        return False
+    return isinstance(exc, psycopg.DataError)
+
+
+def _insert(rows: list[dict[str, Any]]) -> None:
     from mcp_tools.models import CallAudit
 
-    try:
-        if connection.vendor == "postgresql":
-            _copy_rows(CallAudit, rows)
-        else:
-            CallAudit.objects.bulk_create([CallAudit(**row) for row in rows])
-    except DatabaseError:
-        logger.exception("call audit rows lost: the database refused %d row(s)", len(rows))
-        connection.close()
+    if connection.vendor == "postgresql":
+        _copy_rows(CallAudit, rows)
+    else:
+        CallAudit.objects.bulk_create([CallAudit(**row) for row in rows])
 
 
 @functools.cache
@@ -251,7 +335,8 @@ def _copy_rows(model: Any, rows: list[dict[str, Any]]) -> None:
 
 
 def _json_text(value: Any) -> str | None:
-    return None if value is None else json.dumps(value, cls=DjangoJSONEncoder)
+    # allow_nan=False: ``Infinity`` is no JSON PostgreSQL takes; refused here, as content.
+    return None if value is None else json.dumps(value, cls=DjangoJSONEncoder, allow_nan=False)
 
 
 def idle() -> None:

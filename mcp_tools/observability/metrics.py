@@ -9,6 +9,8 @@ by whichever process, sums them all (prometheus-client's multiprocess mode).
 ``mcp_tools_calls_total``                      protocol, tool, outcome, code
 ``mcp_tools_call_duration_seconds`` (histo.)   protocol, tool, outcome
 ``mcp_tools_bound_refusals_total``             bound (``concurrency``, ``deadline``)
+``mcp_tools_audit_rows_dropped_total``         reason (``queue_full``, ``unstorable``,
+                                               ``database``)
 ``idempotency_outcomes_total``                 outcome (``executed``, ``failed``,
                                                ``replayed``, ``key_reused``, ``in_progress``)
 ``idempotency_leases_stolen_total``            —
@@ -89,6 +91,7 @@ class _Instruments:
     calls: Any
     duration: Any
     bound_refusals: Any
+    audit_rows_dropped: Any
     idempotency_outcomes: Any
     leases_stolen: Any
     bearer_refusals: Any
@@ -116,6 +119,11 @@ def instruments() -> _Instruments:
             "mcp_tools_bound_refusals",
             "Work refused by a bound: every slot busy (concurrency) or the deadline missed.",
             ["bound"],
+        ),
+        audit_rows_dropped=Counter(
+            "mcp_tools_audit_rows_dropped",
+            "Stored call audit rows lost: queue full, refused even alone, or the database down.",
+            ["reason"],
         ),
         idempotency_outcomes=Counter(
             "idempotency_outcomes",
@@ -168,6 +176,12 @@ def bound_refused(bound: str) -> None:
     """Count one refusal by a bound: ``"concurrency"`` or ``"deadline"``."""
     if prometheus_client is not None:
         instruments().bound_refusals.labels(bound).inc()
+
+
+def audit_rows_dropped(reason: str, rows: int = 1) -> None:
+    """Count ``rows`` stored call audit rows lost, and why (``mcp_tools.observability.audit``)."""
+    if prometheus_client is not None:
+        instruments().audit_rows_dropped.labels(reason).inc(rows)
 
 
 def idempotency_outcome(outcome: Any) -> str:

@@ -27,7 +27,7 @@ from tenancy import AUTHENTICATED
 from tests.a2a_tools.conftest import A2AClient
 from tests.factories import FarmFactory, MembershipFactory, bearer_for
 from tests.mcp_tools.conftest import HANDSHAKE, MODERN, McpClient
-from tests.mutations import mutation
+from tests.mutations import Edit, mutation
 
 pytestmark = pytest.mark.django_db(transaction=True)
 
@@ -128,6 +128,11 @@ class Echo(BaseModel):
     text: str
 
 
+class Weighed(BaseModel):
+    topic: str
+    weight: float
+
+
 def _policy_catalogue() -> Any:
     registry = Registry()
 
@@ -150,6 +155,16 @@ def _policy_catalogue() -> Any:
     )
     def redacted(ctx: CallContext, *, text: str) -> Echo:
         return Echo(text=text)
+
+    @registry.tool(
+        name="audit_weighed",
+        read_only=True,
+        policy=AUTHENTICATED,
+        description="Keeps both its arguments' values in the audit.",
+        audit_arguments=["topic", "weight"],
+    )
+    def weighed(ctx: CallContext, *, topic: str, weight: float = 0.0) -> Weighed:
+        return Weighed(topic=topic, weight=0.0)  # the audit keeps the argument, not this
 
     return build_catalogue(registry, page_size=50, server_name="t", server_version="1")
 
@@ -312,3 +327,164 @@ def test_the_writer_batches_and_drops_rather_than_blocks_when_full():
     release.set()
     writer.flush()
     assert [[row["n"] for row in batch] for batch in written] == [[0], [1, 2, 3]]
+
+
+# --- one row never costs another its place (issue 34, item 1) -------------------------------
+
+
+# Raw JSON: ``1e999`` is a float Python reads as ``inf`` (stored as ``Infinity`` once).
+POISONED_ARGUMENTS = (
+    '{"topic": "nul\\u0000here"}',
+    '{"topic": "lone \\ud800 surrogate"}',
+    '{"topic": 1e999}',
+)
+
+
+def _raw_call(client: McpClient, arguments: str) -> dict[str, Any]:
+    body = (
+        '{"jsonrpc": "2.0", "id": 1, "method": "tools/call", '
+        f'"params": {{"name": "audit_weighed", "arguments": {arguments}}}}}'
+    )
+    response = client.post_raw(body, **{"MCP-Protocol-Version": HANDSHAKE})
+    assert response.status_code == 200, response.content
+    return json.loads(response.content)
+
+
+@pytest.fixture
+def one_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A writer that waits 3 s before each batch: every row queued meanwhile is one ``COPY``."""
+    monkeypatch.setattr(
+        audit, "_writer", [audit.AuditWriter(max_queue=1000, batch_size=500, linger_seconds=3)]
+    )
+
+
+@mutation(
+    "mcp_tools/observability/audit.py",
+    find='        noted = {**noted, "arguments": None}',
+    replace="        pass",
+)
+@mutation(
+    Edit(
+        "mcp_tools/observability/audit.py",
+        find='        noted = {**noted, "arguments": None}',
+        replace="        pass",
+    ),
+    Edit(
+        "mcp_tools/observability/audit.py",
+        find="    if not storable(value):\n        return _UNSTORABLE\n",
+        replace="",
+    ),
+    Edit("mcp_tools/observability/audit.py", find="        _write_alone(rows)", replace=""),
+)
+def test_a_poisoned_call_in_the_batch_window_costs_no_other_row(mcp_client, one_batch):
+    """Guard, issue 34's reproduction: calls whose argument holds a NUL, a lone surrogate or
+    ``1e999`` are refused (``Tool.InvalidArguments``) among calls of two tenants inside one
+    batch; every other row is written, by content, and the refused calls keep no argument
+    value. Mutations: keep a refused call's (sanitized) arguments → its row holds them → red;
+    the issue's code (raw values kept, no row-by-row retry) → the ``COPY`` fails and the whole
+    batch is lost → red."""
+    alice, bob = mcp_client("Owner"), mcp_client("Owner")
+    with activated(_policy_catalogue()):
+        expected = []
+        for n, poisoned in enumerate(POISONED_ARGUMENTS):
+            for client in (alice, bob):
+                topic = f"{client.membership.tenant_id}-{n}"
+                assert "error" not in client.call("audit_weighed", {"topic": topic})
+                expected.append((client.membership.tenant_id, topic))
+            refused = _raw_call(alice, poisoned)
+            assert refused["result"]["isError"] is True
+            error = json.loads(refused["result"]["content"][0]["text"])["error"]
+            assert error["code"] == "Tool.InvalidArguments"
+    written = rows(tool="audit_weighed")
+    assert sorted(
+        (int(row.tenant_key), (row.arguments or {})["topic"])
+        for row in written
+        if row.outcome == "ok"
+    ) == sorted(expected)
+    refused_rows = [row for row in written if row.error_code == "Tool.InvalidArguments"]
+    assert [(row.tenant_key, row.arguments) for row in refused_rows] == [
+        (str(alice.membership.tenant_id), None)
+    ] * len(POISONED_ARGUMENTS)
+
+
+@mutation(
+    "mcp_tools/observability/audit.py",
+    find="    if not storable(value):\n        return _UNSTORABLE\n",
+    replace="",
+)
+def test_an_accepted_value_that_cannot_be_stored_is_kept_as_a_marker(mcp_client, one_batch):
+    """Guard: ``weight: 1e999`` passes the tool's validation (a float may be infinite) but is
+    no JSON PostgreSQL takes: the row keeps the other argument and marks that one. Mutation:
+    keep every value the policy names as it is → the row is refused and written as a marker
+    row, its arguments lost → red."""
+    client = mcp_client("Owner")
+    with activated(_policy_catalogue()):
+        _raw_call(client, '{"topic": "eggs", "weight": 1e999}')
+        assert "error" not in client.call("audit_weighed", {"topic": "hens", "weight": 2.5})
+    stored = [row.arguments for row in rows(tool="audit_weighed")]
+    assert stored == [
+        {"topic": "eggs", "weight": "…(unstorable)"},
+        {"topic": "hens", "weight": 2.5},
+    ]
+
+
+def _row(tenant: str, **changes: Any) -> dict[str, Any]:
+    return {
+        "at": dt.datetime.now(dt.UTC),
+        "tenant_key": tenant,
+        "actor_id": "7",
+        "tool": "audit_direct",
+        "protocol": "mcp",
+        "outcome": "ok",
+        "request_id": f"r-{tenant}",
+        **changes,
+    }
+
+
+def _dropped(reason: str) -> float:
+    from prometheus_client import REGISTRY
+
+    value = REGISTRY.get_sample_value("mcp_tools_audit_rows_dropped_total", {"reason": reason})
+    return value or 0.0
+
+
+@mutation("mcp_tools/observability/audit.py", find="        _write_alone(rows)", replace="")
+@mutation(
+    "mcp_tools/observability/audit.py",
+    find="            _insert([_marker(row)])",
+    replace="            raise ValueError('no marker')",
+)
+@mutation(
+    "mcp_tools/observability/audit.py",
+    find="            metrics.audit_rows_dropped(DROPPED_UNSTORABLE)",
+    replace="            pass",
+)
+def test_a_batch_refused_for_one_row_writes_every_other_row_and_counts_the_loss():
+    """Guard: the writer's ``COPY`` gets rows whose values the database refuses (reached past
+    ``note``: a NUL, a lone surrogate, ``Infinity`` in ``arguments``; a tenant key too long
+    for its column). Every other row is written by content, each refused row that a marker
+    can stand for is written as one, and the row that not even a marker saves is counted in
+    ``mcp_tools_audit_rows_dropped_total{reason="unstorable"}``. Mutations: no row-by-row
+    retry → the batch is lost → red; no marker row → the poisoned rows are missing → red; the
+    loss not counted → red."""
+    before = _dropped(audit.DROPPED_UNSTORABLE)
+    batch = [
+        _row("t1"),
+        _row("t2", arguments={"x": "nul\x00"}),
+        _row("t3"),
+        _row("t4", arguments={"x": "lone \ud800"}),
+        _row("t5", arguments={"x": float("inf")}),
+        _row("x" * 65),
+        _row("t6", arguments={"kept": "yes"}),
+    ]
+    audit.write_rows(batch)
+    written = {row.tenant_key: row.arguments for row in CallAudit.objects.all()}
+    assert written == {
+        "t1": None,
+        "t2": audit.UNSTORABLE_ROW,
+        "t3": None,
+        "t4": audit.UNSTORABLE_ROW,
+        "t5": audit.UNSTORABLE_ROW,
+        "t6": {"kept": "yes"},
+    }
+    assert _dropped(audit.DROPPED_UNSTORABLE) == before + 1
