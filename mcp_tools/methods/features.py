@@ -150,8 +150,12 @@ async def readable(surface: Surface, ctx: CallContext, uri: str) -> bool:
 
     The read path itself (policy, OAuth scope, the resource's own row-scope checks; under the
     call bounds), its contents thrown away: a subscription to ``uri`` is taken, and a change
-    of it delivered, only when this holds. Anything short of contents (not found, a failure,
-    a bound) is ``False``: a change is never told to a caller who could not read it.
+    of it delivered, only when this holds. Anything short of contents (not found, a failure
+    of the resource) is ``False``: a change is never told to a caller who could not read it.
+
+    Raises:
+        BoundError: the read could not run (overloaded, timed out): no verdict either way.
+        Exception: the database is unavailable (as ``resources/read`` lets it through).
     """
     if scopes.refusal(ctx, read_only=True, what="resources/read") is not None:
         return False
@@ -160,11 +164,7 @@ async def readable(surface: Surface, ctx: CallContext, uri: str) -> bool:
         return False
     spec, variables = found
     work = functools.partial(_contents, spec, variables, ctx, uri)
-    try:
-        outcome = await bounds.run_bounded(functools.partial(runner.job, work))
-    except Exception:  # a bound, the database: unreadable for now, never a broken stream
-        logger.info("readability of %s not established (request %s)", uri, ctx.request_id)
-        return False
+    outcome = await bounds.run_bounded(functools.partial(runner.job, work))
     return isinstance(outcome, runner.Done) and not isinstance(outcome.value, _Failed)
 
 

@@ -26,6 +26,7 @@ a change of a row outside its row scope is dropped (no query), and the URI is re
 from __future__ import annotations
 
 import asyncio
+import logging
 from collections.abc import AsyncIterator, Mapping
 from typing import Any
 
@@ -36,11 +37,14 @@ from mcp_tools import conf, notifications
 from mcp_tools.callers import CallerGoneError, KeptCaller, live_context, unauthenticated_error
 from mcp_tools.codes import LISTENER_LIMIT
 from mcp_tools.context import CallContext
+from mcp_tools.execution.bounds import BoundError
 from mcp_tools.methods.features import readable
-from mcp_tools.rpc.replies import Reply, error
+from mcp_tools.rpc.replies import Reply, bound_refusal, error
 from mcp_tools.rpc.request import RpcRequest
 from mcp_tools.streaming import StreamReply, sse
 from tenancy import AuthenticationFailedError
+
+logger = logging.getLogger(__name__)
 
 SUBSCRIPTION_ID_META_KEY = "io.modelcontextprotocol/subscriptionId"
 ACKNOWLEDGED = "notifications/subscriptions/acknowledged"
@@ -65,7 +69,11 @@ async def honoured(req: RpcRequest, requested: Mapping[str, Any]) -> dict[str, A
             message = f"resourceSubscriptions must be at most {limit} distinct URI strings"
             return error(era, rid, INVALID_PARAMS, message)
         for uri in wanted:
-            if not await readable(req.surface, req.ctx, uri):
+            try:
+                allowed = await readable(req.surface, req.ctx, uri)
+            except BoundError as bound:
+                return bound_refusal(era, rid, bound)
+            if not allowed:
                 return error(era, rid, INVALID_PARAMS, "Resource not found", {"uri": uri})
         filter_["resourceSubscriptions"] = wanted
     return filter_
@@ -165,7 +173,12 @@ class _Deliverable:
             if row_key not in {str(row) for row in scope.row_ids}:
                 return False
         if uri not in self._verdicts:
-            self._verdicts[uri] = await readable(self.surface, ctx, uri)
+            try:
+                verdict = await readable(self.surface, ctx, uri)
+            except Exception:  # a bound, the database: not delivered, and asked again next time
+                logger.info("readability of %s not established (stream %s)", uri, ctx.request_id)
+                return False
+            self._verdicts[uri] = verdict
         return self._verdicts[uri]
 
 

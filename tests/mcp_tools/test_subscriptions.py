@@ -302,14 +302,20 @@ def test_a_closed_stream_frees_its_place(server):
 
 def refused_listen(server: str, bearer: str, notifications: dict[str, Any]) -> dict[str, Any]:
     """A listen that must be refused before any stream opens: its JSON-RPC error body."""
-    response = httpx.post(
-        f"{server}/mcp",
-        content=_body(5, notifications),
-        headers=_headers(bearer, "subscriptions/listen"),
-        timeout=30,
-    )
-    assert not response.headers["content-type"].startswith("text/event-stream"), response.text
-    body: dict[str, Any] = response.json()
+    with (
+        httpx.Client(timeout=30) as client,
+        client.stream(
+            "POST",
+            f"{server}/mcp",
+            content=_body(5, notifications),
+            headers=_headers(bearer, "subscriptions/listen"),
+        ) as response,
+    ):
+        # Judged by the headers: an opened stream would never end.
+        assert not response.headers["content-type"].startswith("text/event-stream"), (
+            "the listen opened a stream"
+        )
+        body: dict[str, Any] = json.loads(response.read())
     assert "error" in body, body
     return body
 
