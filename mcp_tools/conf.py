@@ -100,6 +100,12 @@ DEFAULTS: dict[str, Any] = {
     "LISTEN_POLL_SECONDS": 0.5,
     "LISTEN_KEEPALIVE_SECONDS": 15.0,
     "LISTEN_MAX_SECONDS": 3600.0,
+    # How often the poller judges each open stream's caller again (tenancy's liveness rule:
+    # revoked token, role change, suspension, deactivation end the stream) and reads its role
+    # and row scope anew; at most this plus a poll round until a refused caller's stream ends.
+    "LISTEN_RECHECK_SECONDS": 2.0,
+    # Resource URIs one listen may subscribe to: each is read once when the stream opens.
+    "LISTEN_MAX_RESOURCE_SUBSCRIPTIONS": 64,
     # Change rows are kept this long (manage.py purge_mcp_tools deletes older ones).
     "CHANGE_EVENT_RETENTION_SECONDS": 600,
     # --- observability (mcp_tools.observability, docs/operating.md) ---

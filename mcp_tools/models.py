@@ -215,6 +215,9 @@ class ChangeEvent(models.Model):
     # The notification method: notifications/resources/updated, …/tools/list_changed, …
     method = models.CharField(max_length=64)
     uri = models.CharField(max_length=2048, blank=True, default="")
+    # The changed row in tenancy's row-scope terms (empty: none): a stream whose caller's
+    # row scope leaves it out does not hear the change (``notify_resource_updated(row=)``).
+    row_key = models.CharField(max_length=64, blank=True, default="")
     created_at = models.DateTimeField(db_index=True)
 
     class Meta:

@@ -10,6 +10,11 @@ number of streams; no state in memory that another replica would need.
 
 Open streams are also rows (``Listener``): the bound per member (``MAX_LISTENERS_PER_MEMBER``)
 holds across replicas. The poller renews its streams' rows and deletes those that ended.
+
+Every ``MCP_TOOLS_LISTEN_RECHECK_SECONDS`` the poller also judges each stream's caller again
+(the stream's ``recheck``: ``mcp_tools.callers.live_context``) and keeps the caller as it is
+now on the stream (``LocalListener.caller``: its row scope, read afresh); a caller refused
+there ends its stream with a last message (``StreamEndedError``).
 """
 
 from __future__ import annotations
@@ -17,8 +22,10 @@ from __future__ import annotations
 import asyncio
 import logging
 import threading
+import time
 import uuid
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import Any, Final
@@ -49,12 +56,19 @@ MAX_QUEUED: Final = 256
 # How often the poller renews its streams' Listener rows, and how old a row may be and count.
 RENEW_SECONDS: Final = 30.0
 STALE_AFTER: Final = timedelta(seconds=120)
+# The queue item that tells a stream its caller was refused (``LocalListener.ended``).
+ENDED: Final = "ended"
 
 
-def notify_resource_updated(uri: str, *, tenant: Any) -> None:
+def notify_resource_updated(uri: str, *, tenant: Any, row: Any = None) -> None:
     """Announce that ``uri`` of ``tenant`` (a tenant or its id) changed, once the current
-    transaction commits (at once outside one)."""
-    _publish(RESOURCE_UPDATED, tenant_key=_key(tenant), uri=uri)
+    transaction commits (at once outside one).
+
+    ``row``: the id of the row whose change this is, in the terms of tenancy's row scope
+    (``TENANCY_ROW_SCOPE_RESOLVER``): a stream whose caller's row scope leaves that row out
+    does not hear it, even when the URI (a day, a list) stays readable to them."""
+    row_key = "" if row is None else str(row)
+    _publish(RESOURCE_UPDATED, tenant_key=_key(tenant), uri=uri, row_key=row_key)
 
 
 def notify_list_changed(method: str, *, tenant: Any = None) -> None:
@@ -69,10 +83,12 @@ def _key(tenant: Any) -> str:
     return str(getattr(tenant, "pk", tenant))
 
 
-def _publish(method: str, *, tenant_key: str, uri: str) -> None:
+def _publish(method: str, *, tenant_key: str, uri: str, row_key: str = "") -> None:
     def write() -> None:
         now = timezone.now()
-        ChangeEvent.objects.create(tenant_key=tenant_key, method=method, uri=uri, created_at=now)
+        ChangeEvent.objects.create(
+            tenant_key=tenant_key, method=method, uri=uri, row_key=row_key, created_at=now
+        )
 
     transaction.on_commit(write)
 
@@ -102,22 +118,44 @@ class Interest:
         return method in self.lists
 
 
+class StreamEndedError(Exception):
+    """Raised by a stream's ``recheck``: its caller may no longer listen; ``last`` is what the
+    stream tells its client before it ends."""
+
+    def __init__(self, last: Any) -> None:
+        super().__init__("stream ended")
+        self.last = last
+
+
 @dataclass(eq=False)
 class LocalListener:
-    """One open stream in this process: its tenant, its interest, its queue on its loop."""
+    """One open stream in this process: its tenant, its interest, its queue on its loop.
+
+    ``recheck`` (run by the poller every ``LISTEN_RECHECK_SECONDS``) returns the caller as it
+    is now, kept in ``caller``, or raises ``StreamEndedError``; ``ended`` then holds its
+    ``last`` and the queue gets an ``ENDED`` item."""
 
     tenant_key: str
     owner_key: str
     interest: Interest
     loop: asyncio.AbstractEventLoop
+    recheck: Callable[[], Any] | None = None
+    caller: Any = None
+    ended: Any = None
     listener_id: str = field(default_factory=lambda: uuid.uuid4().hex)
-    queue: asyncio.Queue[tuple[str, str]] = field(default_factory=asyncio.Queue)
+    # (method, uri, row key) of each change; (ENDED, "", "") once the caller was refused.
+    queue: asyncio.Queue[tuple[str, str, str]] = field(default_factory=asyncio.Queue)
 
-    def offer(self, method: str, uri: str) -> None:
+    def offer(self, method: str, uri: str, row_key: str = "") -> None:
         """Called from the poller thread."""
         if self.queue.qsize() >= MAX_QUEUED:
             return
-        self.loop.call_soon_threadsafe(self.queue.put_nowait, (method, uri))
+        self.loop.call_soon_threadsafe(self.queue.put_nowait, (method, uri, row_key))
+
+    def end(self, last: Any) -> None:
+        """Called from the poller thread: the caller was refused (past the backlog bound)."""
+        self.ended = last
+        self.loop.call_soon_threadsafe(self.queue.put_nowait, (ENDED, "", ""))
 
 
 class ListenerLimitError(Exception):
@@ -183,6 +221,7 @@ class Hub:
         seen: deque[int] = deque(maxlen=SEEN_IDS)
         seen_set: set[int] = set()
         renewed_at = 0.0
+        rechecked_at = time.monotonic()
         while True:
             with self._lock:
                 listeners = list(self._listeners)
@@ -199,6 +238,10 @@ class Hub:
                         listener_id__in=[item.listener_id for item in listeners]
                     ).update(seen_at=now)
                     renewed_at = now.timestamp()
+                recheck = float(conf.get("LISTEN_RECHECK_SECONDS"))
+                if listeners and time.monotonic() - rechecked_at >= recheck:
+                    rechecked_at = time.monotonic()
+                    _recheck(listeners)
                 if listeners:
                     since = self._deliver(listeners, since, seen, seen_set)
             except Exception:  # the poller's boundary: a database hiccup must not end it
@@ -219,10 +262,10 @@ class Hub:
         rows = list(
             ChangeEvent.objects.filter(created_at__gte=since - WINDOW_SLACK, tenant_key__in=tenants)
             .order_by("id")
-            .values_list("id", "tenant_key", "method", "uri", "created_at")
+            .values_list("id", "tenant_key", "method", "uri", "row_key", "created_at")
         )
         newest = since
-        for row_id, tenant_key, method, uri, created_at in rows:
+        for row_id, tenant_key, method, uri, row_key, created_at in rows:
             newest = max(newest, created_at)
             if row_id in seen_set:
                 continue
@@ -236,8 +279,22 @@ class Hub:
                 if tenant_key and tenant_key != listener.tenant_key:
                     continue
                 if listener.interest.wants(method, uri):
-                    listener.offer(method, uri)
+                    listener.offer(method, uri, row_key)
         return newest
+
+
+def _recheck(listeners: list[LocalListener]) -> None:
+    """Judge every stream's caller again: its reads (``mcp_tools.callers.live_context``: a few
+    indexed reads) per stream and round, whatever the number of changes."""
+    for listener in listeners:
+        if listener.recheck is None or listener.ended is not None:
+            continue
+        try:
+            listener.caller = listener.recheck()
+        except StreamEndedError as refused:
+            listener.end(refused.last)
+        except Exception:  # one stream's failure (a database hiccup) is not another's
+            logger.exception("listen stream re-check failed")
 
 
 hub = Hub()

@@ -52,7 +52,6 @@ from typing import Any, Final
 
 from asgiref.sync import sync_to_async
 from django.db import transaction
-from django.http import HttpRequest
 from mcp_types.jsonrpc import (
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
@@ -60,8 +59,9 @@ from mcp_types.jsonrpc import (
 )
 
 from mcp_tools import _jsonrpc, conf, scopes, surfaces, taskrunner
-from mcp_tools.codes import CODE_CAPABILITY_REQUIRED, OVERLOADED, TIMED_OUT, UNAUTHENTICATED
-from mcp_tools.context import CallContext, request_in_flight
+from mcp_tools.callers import CallerGoneError, KeptCaller, live_context, unauthenticated_error
+from mcp_tools.codes import CODE_CAPABILITY_REQUIRED, OVERLOADED, TIMED_OUT
+from mcp_tools.context import CallContext
 from mcp_tools.exceptions import UnknownSurfaceError
 from mcp_tools.exchange import (
     ClientCapabilityMissing,
@@ -79,7 +79,7 @@ from mcp_tools.rpc.replies import Reply, error, render, result
 from mcp_tools.rpc.request import RpcRequest
 from mcp_tools.taskrunner import runner
 from mcp_tools.taskstore import Owner, TaskStore, TaskView
-from tenancy import ActorContext, AuthenticationFailedError, RowScope, TenantContext, evaluate
+from tenancy import AuthenticationFailedError, evaluate
 
 try:  # Django 6.0 and later: the tasks framework is Django's own.
     from django.tasks import task as _engine_task
@@ -177,16 +177,6 @@ def run_task(task_id: str) -> None:
     execute(task_id)
 
 
-def unauthenticated_error(refused: AuthenticationFailedError) -> dict[str, Any]:
-    """The JSON-RPC error of a refused credential, as ``/mcp`` answers it (its 401 body):
-    tenancy's stable code in ``data.code``."""
-    return {
-        "code": UNAUTHENTICATED,
-        "message": str(refused.detail),
-        "data": {"code": str(refused.default_code)},
-    }
-
-
 class _Unavailable(Exception):
     """The task's owner or tool cannot be resolved any more (the task fails)."""
 
@@ -224,47 +214,27 @@ def _resolve(view: TaskView) -> tuple[ToolSpec, CallContext, Any]:
     """The task's ``CallContext`` and tool, from the store only: the owner's live membership
     in the task's tenant (its role and row scope as they are now), the scopes the credential
     had when the task was accepted, the tool on that role's prepared surface."""
-    from tenancy.members import memberships, with_user_and_tenant
-    from tenancy.middleware import resolve_row_scope
-    from tenancy.tokens import ensure_still_live
-
-    membership = (
-        with_user_and_tenant(memberships(user=view.owner_key, tenant=view.tenant_key))
-        .filter(pk=view.membership_key)
-        .first()
-        if view.membership_key.isdigit()
-        else None
+    kept = KeptCaller(
+        tenant_key=view.tenant_key,
+        owner_key=view.owner_key,
+        membership_key=view.membership_key,
+        credential_epoch=view.credential_epoch,
+        token_id=view.token_id,
+        scopes=None if view.scopes is None else frozenset(view.scopes),
     )
-    if membership is None:
-        raise _Unavailable("The task's owner is no longer a member of its tenant")
     # The request path's own rule (token revoked or expired, credentials superseded, user or
     # member disabled, tenant suspended): the task fails with the code its owner's next
     # request with that credential gets, before any of its work runs.
-    ensure_still_live(membership, credential_epoch=view.credential_epoch, token_id=view.token_id)
-    request = HttpRequest()
-    tenant, actor, row_scope = TenantContext(), ActorContext(), RowScope()
-    tenant.resolve(membership.get_tenant())
-    actor.resolve(
-        user=membership.get_user(),
-        membership_id=membership.pk,
-        roles=membership.get_roles(),
-        role=membership.effective_role,
-        scopes=None if view.scopes is None else frozenset(view.scopes),
-        token_id=view.token_id,
-        credential_epoch=view.credential_epoch,
-    )
-    resolve_row_scope(tenant, actor, row_scope)
-    request.tenant = tenant  # type: ignore[attr-defined]
-    request.actor = actor  # type: ignore[attr-defined]
-    request.row_scope = row_scope  # type: ignore[attr-defined]
-    with request_in_flight(request):
-        ctx = CallContext.from_request(
-            request,
-            tenant=tenant,
+    try:
+        ctx = live_context(
+            kept,
             request_id=view.request_id or f"task-{view.task_id}",
             protocol_version=view.protocol_version,
             client_capabilities=view.capabilities,
         )
+    except CallerGoneError as gone:
+        raise _Unavailable("The task's owner is no longer a member of its tenant") from gone
+    actor = ctx.actor
     try:
         _catalogue, surface = surfaces.surface_for(actor.role)
     except UnknownSurfaceError as exc:

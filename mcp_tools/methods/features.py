@@ -121,6 +121,53 @@ async def _run(req: RpcRequest, binding: requeststate.Binding, work: Any, done: 
     return render(req, outcome)
 
 
+def _contents(
+    spec: ResourceSpec | ResourceTemplateSpec, variables: Any, ctx: CallContext, uri: str
+) -> Any:
+    """Worker thread: the resource's contents, or the ``_Failed`` a read answers."""
+    try:
+        if variables is None:
+            value = spec.fn(ctx)
+        else:
+            value = spec.fn(ctx, **{k: getattr(variables, k) for k in type(variables).model_fields})
+        return contents_of(spec.body_kind, spec.mime_type, uri, value)
+    except ResourceNotFoundError:
+        return _Failed(INVALID_PARAMS, "Resource not found", {"uri": uri})
+    except Exception as exc:
+        if database_unavailable(exc):
+            raise  # not the resource's failure: the endpoint answers 503
+        failure = translate(exc)
+        if failure is not None:
+            # A domain "no such row" (another tenant's, outside the row scope, …) reads as
+            # "no such resource": the same answer whichever it was.
+            return _Failed(INVALID_PARAMS, "Resource not found", {"uri": uri})
+        logger.exception("MCP resource %s failed (request %s)", uri, ctx.request_id)
+        return _Failed(-32603, f"Internal error (request id {ctx.request_id})")
+
+
+async def readable(surface: Surface, ctx: CallContext, uri: str) -> bool:
+    """Whether ``resources/read`` of ``uri`` would answer ``ctx`` with contents now.
+
+    The read path itself (policy, OAuth scope, the resource's own row-scope checks; under the
+    call bounds), its contents thrown away: a subscription to ``uri`` is taken, and a change
+    of it delivered, only when this holds. Anything short of contents (not found, a failure
+    of the resource) is ``False``: a change is never told to a caller who could not read it.
+
+    Raises:
+        BoundError: the read could not run (overloaded, timed out): no verdict either way.
+        Exception: the database is unavailable (as ``resources/read`` lets it through).
+    """
+    if scopes.refusal(ctx, read_only=True, what="resources/read") is not None:
+        return False
+    found = find_resource(surface, ctx, uri)
+    if found is None:
+        return False
+    spec, variables = found
+    work = functools.partial(_contents, spec, variables, ctx, uri)
+    outcome = await bounds.run_bounded(functools.partial(runner.job, work))
+    return isinstance(outcome, runner.Done) and not isinstance(outcome.value, _Failed)
+
+
 async def _read(req: RpcRequest) -> Reply:
     params, rid, era, ctx, surface, catalogue = (
         req.params,
@@ -141,29 +188,7 @@ async def _read(req: RpcRequest) -> Reply:
     binding = requeststate.Binding.of(
         tenant=ctx.tenant_id, user=ctx.user_id, method="resources/read", name=uri, arguments={}
     )
-    call_ctx = ctx
-
-    def work() -> Any:
-        try:
-            if variables is None:
-                value = spec.fn(call_ctx)
-            else:
-                value = spec.fn(
-                    call_ctx, **{k: getattr(variables, k) for k in type(variables).model_fields}
-                )
-            return contents_of(spec.body_kind, spec.mime_type, uri, value)
-        except ResourceNotFoundError:
-            return _Failed(INVALID_PARAMS, "Resource not found", {"uri": uri})
-        except Exception as exc:
-            if database_unavailable(exc):
-                raise  # not the resource's failure: the endpoint answers 503
-            failure = translate(exc)
-            if failure is not None:
-                # A domain "no such row" (another tenant's, outside the row scope, …) reads as
-                # "no such resource": the same answer whichever it was.
-                return _Failed(INVALID_PARAMS, "Resource not found", {"uri": uri})
-            logger.exception("MCP resource %s failed (request %s)", uri, ctx.request_id)
-            return _Failed(-32603, f"Internal error (request id {ctx.request_id})")
+    work = functools.partial(_contents, spec, variables, ctx, uri)
 
     def done(contents: list[dict[str, Any]]) -> Reply:
         body: dict[str, Any] = {"contents": contents}

@@ -264,13 +264,13 @@ def test_the_live_policy_is_asked_again_on_read(mcp_client):
 @mutation(
     "mcp_tools/methods/features.py",
     find=(
-        "        except ResourceNotFoundError:\n"
-        '            return _Failed(INVALID_PARAMS, "Resource not found",'
+        "    except ResourceNotFoundError:\n"
+        '        return _Failed(INVALID_PARAMS, "Resource not found",'
         ' {"uri": uri})'
     ),
     replace=(
-        "        except ResourceNotFoundError:\n"
-        '            return _Failed(INVALID_PARAMS, "Resource not found")'
+        "    except ResourceNotFoundError:\n"
+        '        return _Failed(INVALID_PARAMS, "Resource not found")'
     ),
 )
 def test_a_template_instance_of_another_tenant_is_not_found(mcp_client):

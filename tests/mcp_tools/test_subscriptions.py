@@ -90,6 +90,11 @@ class Stream:
     def next(self, timeout: float = HEAR_SECONDS) -> dict[str, Any]:
         return self.messages.get(timeout=timeout)
 
+    def closed(self, timeout: float) -> None:
+        """The server ended the response within ``timeout`` seconds."""
+        self._reader.join(timeout)
+        assert not self._reader.is_alive(), "the stream is still open"
+
     def silent_for(self, seconds: float) -> bool:
         try:
             self.messages.get(timeout=seconds)
@@ -153,20 +158,34 @@ def test_discovery_declares_change_notifications_in_the_2026_era(server):
     assert init["result"]["capabilities"]["resources"]["subscribe"] is False
 
 
-def test_the_acknowledgement_honours_only_what_the_caller_may_read(server):
-    member: Any = MembershipFactory(tenant=FarmFactory())
-    asked = {
-        "toolsListChanged": True,
-        "resourceSubscriptions": ["farm://grades", "farm://flocks/12", "farm://nowhere"],
-    }
+def test_the_acknowledgement_honours_what_the_caller_may_read(server):
+    farm = FarmFactory()
+    flock: Any = FlockFactory(farm=farm)
+    member: Any = MembershipFactory(tenant=farm)
+    uris = ["farm://grades", f"farm://flocks/{flock.pk}"]
+    asked = {"toolsListChanged": True, "resourceSubscriptions": uris}
     with listening(server, bearer_for(member), asked, request_id="listen-1") as stream:
         ack = stream.next()
     assert ack["method"] == ACK
     assert ack["params"]["notifications"] == {
         "toolsListChanged": True,
-        "resourceSubscriptions": ["farm://grades", "farm://flocks/12"],
+        "resourceSubscriptions": uris,
     }
     assert ack["params"]["_meta"][SUBSCRIPTION_ID] == "listen-1"
+
+
+@pytest.mark.parametrize("uri", ["farm://nowhere", "farm://flocks/{missing}"])
+def test_a_uri_the_caller_cannot_read_refuses_the_listen_as_a_read(server, uri):
+    """An unknown URI and a flock that does not exist: the listen is refused with the very
+    error ``resources/read`` of that URI gives, and no stream opens."""
+    farm = FarmFactory()
+    member: Any = MembershipFactory(tenant=farm)
+    uri = uri.format(missing=FlockFactory.create(farm=farm).pk + 1000)
+    asked = {"toolsListChanged": True, "resourceSubscriptions": ["farm://grades", uri]}
+    refused = refused_listen(server, bearer_for(member), asked)
+    assert refused["error"] == read_error(server, bearer_for(member), uri)
+    assert refused["error"]["code"] == -32602
+    assert refused["error"]["data"] == {"uri": uri}
 
 
 def test_a_new_daily_entry_notifies_a_listening_client(server):
@@ -199,24 +218,25 @@ def test_a_new_daily_entry_notifies_a_listening_client(server):
     replace="",
 )
 def test_a_listener_of_one_tenant_hears_nothing_of_another(server):
-    """Both tenants listen to the same URI (flock ids look alike across tenants' requests);
-    a change in B reaches B's stream and never A's. Mutation: drop the tenant check of
-    delivery → A hears B's change → red."""
+    """Both tenants listen to the same URI (a day both can read); a change in B reaches B's
+    stream and never A's. Mutation: drop the tenant check of delivery → A hears B's change
+    → red."""
     farm_a, farm_b = FarmFactory(), FarmFactory()
     member_a: Any = MembershipFactory(tenant=farm_a)
     member_b: Any = MembershipFactory(tenant=farm_b)
-    asked = {"resourceSubscriptions": ["farm://flocks/4242"]}
+    uri = "farm://days/2026-03-01"
+    asked = {"resourceSubscriptions": [uri]}
     with (
         listening(server, bearer_for(member_a), asked) as stream_a,
         listening(server, bearer_for(member_b), asked) as stream_b,
     ):
         assert stream_a.next()["method"] == ACK
         assert stream_b.next()["method"] == ACK
-        notify_resource_updated("farm://flocks/4242", tenant=farm_b)
-        assert stream_b.next()["params"]["uri"] == "farm://flocks/4242"
+        notify_resource_updated(uri, tenant=farm_b)
+        assert stream_b.next()["params"]["uri"] == uri
         assert stream_a.silent_for(QUIET_SECONDS)
-        notify_resource_updated("farm://flocks/4242", tenant=farm_a)
-        assert stream_a.next()["params"]["uri"] == "farm://flocks/4242"
+        notify_resource_updated(uri, tenant=farm_a)
+        assert stream_a.next()["params"]["uri"] == uri
 
 
 def test_listeners_per_member_are_bounded(server, settings):
@@ -278,6 +298,36 @@ def test_a_closed_stream_frees_its_place(server):
                     break
             assert time.monotonic() < deadline, "the closed stream still counts"
             time.sleep(0.5)
+
+
+def refused_listen(server: str, bearer: str, notifications: dict[str, Any]) -> dict[str, Any]:
+    """A listen that must be refused before any stream opens: its JSON-RPC error body."""
+    with (
+        httpx.Client(timeout=30) as client,
+        client.stream(
+            "POST",
+            f"{server}/mcp",
+            content=_body(5, notifications),
+            headers=_headers(bearer, "subscriptions/listen"),
+        ) as response,
+    ):
+        # Judged by the headers: an opened stream would never end.
+        assert not response.headers["content-type"].startswith("text/event-stream"), (
+            "the listen opened a stream"
+        )
+        body: dict[str, Any] = json.loads(response.read())
+    assert "error" in body, body
+    return body
+
+
+def read_error(server: str, bearer: str, uri: str) -> dict[str, Any]:
+    """The error ``resources/read`` of ``uri`` answers this caller."""
+    params = {"uri": uri, "_meta": modern_meta()}
+    message = {"jsonrpc": "2.0", "id": 5, "method": "resources/read", "params": params}
+    headers = _headers(bearer, "resources/read") | {"Mcp-Name": uri}
+    response = httpx.post(f"{server}/mcp", content=json.dumps(message), headers=headers, timeout=30)
+    error: dict[str, Any] = response.json()["error"]
+    return error
 
 
 @contextmanager

@@ -127,11 +127,13 @@ def test_sdk_listener_hears_a_daily_entry_recorded_by_another_client(server):
     replace="",
 )
 def test_sdk_listener_of_one_farm_hears_nothing_of_the_other(server):
-    """Farm A's listener asks for farm B's flock URI too (the acknowledgement honours a URI
-    by its template, not by whose row it names). B records an entry: B's SDK listener hears
-    it, A's hears nothing within a bounded wait; then A records and A's first event is its
-    own flock's. Mutation: drop the tenant check of delivery → A hears B's change → red."""
+    """Farm A's listener asks for the day B records on too (a URI both farms read). B
+    records an entry: B's SDK listener hears it, A's hears nothing within a bounded wait; then
+    A records and A's first event is its own flock's. Mutation: drop the tenant check of
+    delivery → A hears B's change of the day → red."""
     farm_a, farm_b = Farm(), Farm()
+    assert farm_a.day == farm_b.day
+    day = f"farm://days/{farm_a.day}"
 
     async def story() -> tuple[Any, ServerEvent, bool, ServerEvent]:
         async with (
@@ -139,7 +141,7 @@ def test_sdk_listener_of_one_farm_hears_nothing_of_the_other(server):
             _http(farm_b.listener) as http_b,
             _client(server, http_a) as client_a,
             _client(server, http_b) as client_b,
-            client_a.listen(resource_subscriptions=[farm_b.uri, farm_a.uri]) as heard_by_a,
+            client_a.listen(resource_subscriptions=[day, farm_a.uri]) as heard_by_a,
             client_b.listen(resource_subscriptions=[farm_b.uri]) as heard_by_b,
         ):
             honoured_a = heard_by_a.honored.resource_subscriptions
@@ -152,7 +154,7 @@ def test_sdk_listener_of_one_farm_hears_nothing_of_the_other(server):
             return honoured_a, b_heard, a_silent, a_heard
 
     honoured_a, b_heard, a_silent, a_heard = asyncio.run(story())
-    assert honoured_a == [farm_b.uri, farm_a.uri]
+    assert honoured_a == [day, farm_a.uri]
     assert b_heard == ResourceUpdated(uri=farm_b.uri)
     assert a_silent, "farm A's listener heard farm B's change"
     assert a_heard == ResourceUpdated(uri=farm_a.uri)

@@ -126,7 +126,7 @@ def _refusal_code(url: str, bearer: str) -> str:
 
 
 @mutation(
-    "mcp_tools/tasks.py",
+    "mcp_tools/callers.py",
     find="    ensure_still_live(membership, credential_epoch=",
     replace="    (lambda *a, **k: None)(membership, credential_epoch=",
 )
