@@ -1,4 +1,14 @@
+import importlib.util
+
 from django.apps import AppConfig
+from django.core.exceptions import ImproperlyConfigured
+
+# Before Django imports this app's models, which import django-oauth-toolkit: without the
+# extra, start-up stops here naming it, not on a bare ModuleNotFoundError from models.py.
+if importlib.util.find_spec("oauth2_provider") is None:
+    raise ImproperlyConfigured(
+        "tenancy.oauth needs django-oauth-toolkit: pip install 'cluck[oauth]'"
+    )
 
 
 class TenancyOAuthConfig(AppConfig):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import logging
 from typing import Any
 
 import pytest
@@ -107,3 +108,67 @@ def test_an_unknown_member_is_a_command_error() -> None:
     member = _member(["Admin"])
     with pytest.raises(CommandError):
         _call("cluck_list_customers", "--tenant", member.tenant.code, "--email", "x@y.test")
+
+
+@mutation(
+    "mcp_tools/management/commands/mcp_call.py",
+    find='path = options["path"] or mcp_path()',
+    replace='path = options["path"] or "/mcp"',
+)
+def test_it_calls_the_endpoint_wherever_the_urlconf_mounts_it(settings: Any) -> None:
+    """Issue 33: with ``mcp_tools.urls`` under a prefix, mcp_call posted to ``/mcp`` and died
+    on the project's HTML 404. Mutation: post to ``/mcp`` whatever the URLconf says → red."""
+    settings.ROOT_URLCONF = "tests.mcp_tools.urls_mounted_elsewhere"
+    member = _member(["Admin"])
+    CustomerFactory(farm=member.tenant, name="Acme Eggs Ltd")
+    out, _ = _call("cluck_list_customers", "--tenant", member.tenant.code, "--email",
+                   member.user.email)  # fmt: skip
+    assert [c["name"] for c in json.loads(out)["customers"]] == ["Acme Eggs Ltd"]
+
+
+def test_path_names_the_endpoint_and_a_project_without_one_is_told_to_mount_it(
+    settings: Any,
+) -> None:
+    member = _member(["Admin"])
+    args = ["cluck_list_customers", "--tenant", member.tenant.code, "--email", member.user.email]
+    # --path wins over the URLconf's: here a path nothing serves (the farm's HTML 404).
+    with pytest.raises(CommandError, match="/nowhere/mcp did not answer JSON-RPC"):
+        _call(*args, "--path", "/nowhere/mcp")
+    settings.ROOT_URLCONF = "tests.mcp_tools.urls_mounted_elsewhere"
+    out, _ = _call(*args, "--path", "/elsewhere/mcp")
+    assert "customers" in json.loads(out)
+    settings.ROOT_URLCONF = "tests.testapps.idem.urls"
+    with pytest.raises(CommandError, match=r"include\(\"mcp_tools.urls\"\)\) .*--path"):
+        _call(*args)
+
+
+class _Records(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+@mutation(
+    "mcp_tools/management/commands/mcp_call.py",
+    find="            with _quiet_client_errors():\n",
+    replace="            if True:\n",
+)
+def test_a_refused_call_logs_no_bad_request_line() -> None:
+    """Issue 33: mcp_call printed a stray ``Bad Request: /mcp`` (Django's request logger on
+    the endpoint's 4xx) before the error it prints itself. Mutation: call without quieting
+    that logger → the warning is emitted → red."""
+    member = _member(["Admin"])
+    args = ["cluck_list_customers", "--tenant", member.tenant.code, "--email", member.user.email]
+    records = _Records()
+    logger = logging.getLogger("django.request")
+    logger.addHandler(records)
+    try:
+        with pytest.raises(CommandError):
+            _call("no_such_tool", *args[1:])
+    finally:
+        logger.removeHandler(records)
+    assert [r.getMessage() for r in records.records if r.levelno >= logging.WARNING] == []
+    assert logger.level == logging.NOTSET, "the logger's level is put back"

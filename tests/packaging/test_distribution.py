@@ -98,10 +98,9 @@ class Dists:
     sdist: Path
 
 
-@pytest.fixture(scope="module")
-def dists(tmp_path_factory: Any) -> Dists:
-    """The wheel and the sdist built from a copy of the tracked files, outside the repository."""
-    base = tmp_path_factory.mktemp("dist")
+def build_dists(base: Path) -> Dists:
+    """The wheel and the sdist built from a copy of the tracked files under ``base``, outside
+    the repository (the ``dists`` fixture of tests/packaging/conftest.py: one build a run)."""
     source = base / "source"
     for name in repository_files():
         (source / name).parent.mkdir(parents=True, exist_ok=True)

@@ -1,19 +1,25 @@
-"""``manage.py mcp_call TOOL --tenant CODE --email EMAIL [--arguments JSON] [--era ERA]``.
+"""``manage.py mcp_call TOOL --tenant CODE --email EMAIL [--arguments JSON] [--path PATH]``.
 
 Calls one tool as that member through the same path a client's request takes (the ``/mcp``
 view, the middleware, ``CallContext``; in-process, ``mcp_tools.test.MCPClient``, no token
 minted) and prints what the client would receive: the result, or the error code and data.
 A replay under a reused ``idempotencyKey`` says so (on stderr; the JSON on stdout carries
 ``replayed``). The exit status is 1 on a tool error, 2 on a protocol error (JSON-RPC).
+The endpoint is wherever the project's URLconf mounts ``mcp_tools.urls`` (``--path`` to name
+another).
 """
 
 from __future__ import annotations
 
 import json
+import logging
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
+from mcp_tools.routing import mcp_path
 from mcp_tools.test import ERAS, MODERN, MCPClient, MCPProtocolError
 from tenancy.management.commands._tenant import add_tenant_argument, tenant_by_code
 from tenancy.members import get_membership_model, memberships, user_field_path
@@ -35,6 +41,10 @@ class Command(BaseCommand):
             dest="idempotency_key",
             help="Sent as idempotencyKey (a write tool requires one; or put it in --arguments).",
         )
+        parser.add_argument(
+            "--path",
+            help="The MCP endpoint's path (default: where the URLconf mounts mcp_tools.urls).",
+        )
 
     def handle(self, *args: Any, **options: Any) -> None:
         try:
@@ -45,11 +55,22 @@ class Command(BaseCommand):
             raise CommandError("--arguments must be a JSON object.")
         tenant = tenant_by_code(options["tenant"])
         email = options["email"].strip()
-        client = MCPClient(membership=_membership(tenant, email), era=options["era"])
-        try:
-            result = client.call_tool(
-                options["tool"], arguments, idempotency_key=options["idempotency_key"]
+        path = options["path"] or mcp_path()
+        if path is None:
+            raise CommandError(
+                'No route serves the MCP endpoint: add path("", include("mcp_tools.urls")) '
+                "to the URLconf, or pass --path (mcp_tools.W003)."
             )
+        client = MCPClient(membership=_membership(tenant, email), era=options["era"], path=path)
+        try:
+            with _quiet_client_errors():
+                result = client.call_tool(
+                    options["tool"], arguments, idempotency_key=options["idempotency_key"]
+                )
+        except json.JSONDecodeError:
+            raise CommandError(
+                f"{path} did not answer JSON-RPC: is mcp_tools.urls mounted there? (--path)"
+            ) from None
         except MCPProtocolError as error:
             self.stdout.write(_dump({"error": _protocol_error(error)}))
             raise CommandError(
@@ -63,6 +84,19 @@ class Command(BaseCommand):
             self.stderr.write("replayed: the stored result of the first call with this key")
         elif result.replayed is False:
             self.stderr.write("executed (a retry with this idempotencyKey replays it)")
+
+
+@contextmanager
+def _quiet_client_errors() -> Iterator[None]:
+    """No ``Bad Request: /mcp`` line from Django's request logger: a 4xx is the answer this
+    command prints itself. Server errors (5xx, logged at ERROR) still show."""
+    logger = logging.getLogger("django.request")
+    level = logger.level
+    logger.setLevel(max(logging.ERROR, logger.getEffectiveLevel()))
+    try:
+        yield
+    finally:
+        logger.setLevel(level)
 
 
 def _membership(tenant: Any, email: str) -> Any:
