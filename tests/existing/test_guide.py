@@ -11,8 +11,12 @@ from __future__ import annotations
 import ast
 import re
 import shlex
+from typing import Any
+
+import pytest
 
 from tests.existing.harness import GUIDE, PROJECT, guide_commands
+from tests.mutations import mutation
 from tests.project_harness import ROOT, fenced_blocks
 
 _FILE_LINE = re.compile(r"# ([\w/]+\.py)(?:, (.+))?")
@@ -53,14 +57,23 @@ def test_every_file_block_of_the_guide_is_in_the_project() -> None:
             position = found + len(piece.strip("\n"))
 
 
+_IN_PLACE = {"append", "extend", "insert", "remove", "pop", "clear", "update", "setdefault"}
+
+
 def _assigned(code: str) -> set[str]:
+    """The settings ``code`` assigns or changes in place; its own ``_temporaries`` are none
+    (Django reads upper-case names only, and ``from .base import *`` skips them)."""
     names = set()
     for node in ast.walk(ast.parse(code)):
         targets = getattr(node, "targets", None) or [getattr(node, "target", None)]
         for target in targets:
-            if isinstance(target, ast.Name):
+            if isinstance(target, ast.Name) and not target.id.startswith("_"):
                 names.add(target.id)
+            elif isinstance(target, ast.Subscript):  # REST_FRAMEWORK[...] = ...
+                names.add(getattr(target.value, "id", ""))
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr not in _IN_PLACE:  # MIDDLEWARE.index(...) changes nothing
+                continue
             if isinstance(node.func.value, ast.Name):  # MIDDLEWARE.insert(...)
                 names.add(node.func.value.id)
             elif isinstance(node.func.value, ast.Subscript):  # REST_FRAMEWORK[...].insert(...)
@@ -113,3 +126,60 @@ def test_the_guide_lists_the_commands_the_tests_run() -> None:
 def test_the_guide_is_linked() -> None:
     assert "(docs/existing-project.md)" in (ROOT / "README.md").read_text()
     assert "(existing-project.md)" in (ROOT / "docs" / "new-project.md").read_text()
+
+
+@mutation(
+    "docs/existing-project.md",
+    find='"] = [\n    "tenancy.authentication.TenancyAuthentication",\n'
+    '    *REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"],\n]',
+    replace='"].insert(\n    0, "tenancy.authentication.TenancyAuthentication"\n)',
+)
+@mutation(
+    "docs/existing-project.md",
+    find="INSTALLED_APPS = [\n    *INSTALLED_APPS,\n",
+    replace="INSTALLED_APPS += [\n",
+)
+@pytest.mark.parametrize("kind", [list, tuple])
+def test_the_settings_block_runs_on_lists_and_tuples_and_changes_nothing_of_yours(
+    kind: type,
+) -> None:
+    """The guide's settings block, run on a project's settings held as lists or as tuples
+    (cookiecutter-django's ``DEFAULT_AUTHENTICATION_CLASSES`` is a tuple): the toolkit's entries
+    where the guide says, the project's own values untouched, in their order.
+
+    Mutation: the block ``.insert``s into ``DEFAULT_AUTHENTICATION_CLASSES``, or ``+=`` a list
+    onto ``INSTALLED_APPS`` → a tuple raises (``AttributeError``, ``TypeError``) → red.
+    """
+    ((_, _, block),) = [b for b in _code_blocks() if b[0] == "tracker/settings.py"]
+    apps = kind(["django.contrib.auth", "rest_framework", "orgs"])
+    middleware = kind(
+        [
+            "django.middleware.security.SecurityMiddleware",
+            "django.contrib.sessions.middleware.SessionMiddleware",
+            "django.contrib.auth.middleware.AuthenticationMiddleware",
+        ]
+    )
+    authentication = kind(["rest_framework.authentication.SessionAuthentication"])
+    settings: dict[str, Any] = {
+        "INSTALLED_APPS": apps,
+        "MIDDLEWARE": middleware,
+        "REST_FRAMEWORK": {"DEFAULT_AUTHENTICATION_CLASSES": authentication},
+    }
+    exec(block, settings)
+    assert settings["INSTALLED_APPS"][:3] == list(apps)
+    assert settings["MIDDLEWARE"] == [
+        "django.middleware.security.SecurityMiddleware",
+        "mcp_tools.middleware.BodyCapMiddleware",
+        *middleware[1:],
+        "tenancy.middleware.TenancyMiddleware",
+        "idempotency.middleware.IdempotencyMiddleware",
+    ]
+    assert settings["REST_FRAMEWORK"]["DEFAULT_AUTHENTICATION_CLASSES"] == [
+        "tenancy.authentication.TenancyAuthentication",
+        *authentication,
+    ]
+    # Nothing you have changes: the project's own objects are as they were.
+    assert list(apps) == ["django.contrib.auth", "rest_framework", "orgs"]
+    assert len(middleware) == 3 and list(authentication) == [
+        "rest_framework.authentication.SessionAuthentication"
+    ]
