@@ -17,26 +17,11 @@ import pytest
 
 from tests.existing.harness import GUIDE, PROJECT, guide_commands
 from tests.mutations import mutation
-from tests.project_harness import ROOT, fenced_blocks
-
-_FILE_LINE = re.compile(r"# ([\w/]+\.py)(?:, (.+))?")
-_GAP = re.compile(r"^\s*# …\n", re.M)
-
-
-def _code_blocks() -> list[tuple[str, str | None, str]]:
-    """``(path, part or None, text after the first line)`` of the guide's file blocks."""
-    found = []
-    for language, text in fenced_blocks(GUIDE):
-        first, _, rest = text.partition("\n")
-        match = _FILE_LINE.fullmatch(first)
-        if language == "python" and match:
-            found.append((match[1], match[2], rest))
-    return found
+from tests.project_harness import ROOT, assert_blocks_in_project, code_blocks
 
 
 def test_every_file_block_of_the_guide_is_in_the_project() -> None:
-    blocks = _code_blocks()
-    assert {path for path, _, _ in blocks} == {
+    assert assert_blocks_in_project(GUIDE, PROJECT) == {
         "orgs/models.py",
         "orgs/roles.py",
         "tracker/settings.py",
@@ -45,16 +30,6 @@ def test_every_file_block_of_the_guide_is_in_the_project() -> None:
         "projects/mcp.py",
         "tracker/asgi.py",
     }
-    for path, part, text in blocks:
-        source = (PROJECT / path).read_text()
-        if part is None:
-            assert source == text, f"docs/existing-project.md differs from {path}"
-            continue
-        position = 0
-        for piece in _GAP.split(text):
-            found = source.find(piece.strip("\n"), position)
-            assert found >= 0, f"{path} ({part}) has no\n{piece}"
-            position = found + len(piece.strip("\n"))
 
 
 _IN_PLACE = {"append", "extend", "insert", "remove", "pop", "clear", "update", "setdefault"}
@@ -83,7 +58,7 @@ def _assigned(code: str) -> set[str]:
 
 def test_the_toolkit_changes_only_what_the_settings_block_shows() -> None:
     settings = (PROJECT / "tracker/settings.py").read_text()
-    ((_, _, block),) = [b for b in _code_blocks() if b[0] == "tracker/settings.py"]
+    ((_, _, block),) = [b for b in code_blocks(GUIDE) if b[0] == "tracker/settings.py"]
     assert settings.endswith(block)
     assert _assigned(block) == {
         "INSTALLED_APPS",
@@ -150,7 +125,7 @@ def test_the_settings_block_runs_on_lists_and_tuples_and_changes_nothing_of_your
     Mutation: the block ``.insert``s into ``DEFAULT_AUTHENTICATION_CLASSES``, or ``+=`` a list
     onto ``INSTALLED_APPS`` → a tuple raises (``AttributeError``, ``TypeError``) → red.
     """
-    ((_, _, block),) = [b for b in _code_blocks() if b[0] == "tracker/settings.py"]
+    ((_, _, block),) = [b for b in code_blocks(GUIDE) if b[0] == "tracker/settings.py"]
     apps = kind(["django.contrib.auth", "rest_framework", "orgs"])
     middleware = kind(
         [
