@@ -5,7 +5,7 @@ The shop (tests/shop, docs/new-project.md) and the tracker (tests/existing,
 docs/existing-project.md) use it. Every process gets an environment with no
 ``DJANGO_SETTINGS_MODULE`` (``manage.py`` and the project's ``asgi.py`` pick their own
 settings), no ``DATABASE_URL`` unless a test says so, and none of the farm's or the toolkit's
-settings variables; its working directory is the copy, where ``cluck`` is not importable (the
+settings variables, nor the running pytest's own (``PYTEST_…``); its working directory is the copy, where ``cluck`` is not importable (the
 wheel and the editable install hold only the reusable apps). ``PYTHONPATH`` names a directory
 holding only this checkout's reusable apps, so a copy runs the toolkit under test even when the
 venv's editable install points at another checkout of the repository.
@@ -33,7 +33,17 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 
-_DROPPED_PREFIXES = ("DJANGO_", "CLUCK_", "MCP_TOOLS_", "TENANCY_", "IDEMPOTENCY_", "PYTHON")
+# PYTEST_: a copy's own pytest run is the team's, with its plugins (not the mutation
+# runner's PYTEST_DISABLE_PLUGIN_AUTOLOAD).
+_DROPPED_PREFIXES = (
+    "DJANGO_",
+    "CLUCK_",
+    "MCP_TOOLS_",
+    "TENANCY_",
+    "IDEMPOTENCY_",
+    "PYTHON",
+    "PYTEST_",
+)
 TOOLKIT_PACKAGES = ("tenancy", "idempotency", "mcp_tools", "a2a_tools")
 
 
