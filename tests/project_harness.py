@@ -4,9 +4,10 @@ its own settings, real servers, and the guide that describes it.
 The shop (tests/shop, docs/new-project.md) and the tracker (tests/existing,
 docs/existing-project.md) use it. Every process gets an environment with no
 ``DJANGO_SETTINGS_MODULE`` (``manage.py`` and the project's ``asgi.py`` pick their own
-settings), no ``DATABASE_URL`` unless a test says so, and none of the farm's or the toolkit's
-settings variables, nor the running pytest's own (``PYTEST_…``); its working directory is the copy, where ``cluck`` is not importable (the
-wheel and the editable install hold only the reusable apps). ``PYTHONPATH`` names a directory
+settings), no ``DATABASE_URL`` unless a test says so, none of the farm's or the toolkit's
+settings variables and none of the running pytest's (``PYTEST_…``); its working directory is
+the copy, where ``cluck`` is not importable (the wheel and the editable install hold only the
+reusable apps). ``PYTHONPATH`` names a directory
 holding only this checkout's reusable apps, so a copy runs the toolkit under test even when the
 venv's editable install points at another checkout of the repository.
 """
