@@ -1,3 +1,5 @@
+from importlib.util import find_spec
+
 from django.apps import AppConfig
 
 
@@ -18,3 +20,6 @@ class TenancyConfig(AppConfig):
         # Unconfigured (no TENANCY_EXTERNAL_JWT), the verifier answers "not mine" at once.
         register_bearer_verifier(external_jwt.verify)
         register_challenge_parameters(external_jwt.challenge_parameters)
+        if find_spec("drf_spectacular") is not None:
+            # Registers the OpenAPI security scheme of ck_ tokens (an optional library).
+            from tenancy import openapi  # noqa: F401

@@ -4,9 +4,10 @@ its own settings, real servers, and the guide that describes it.
 The shop (tests/shop, docs/new-project.md) and the tracker (tests/existing,
 docs/existing-project.md) use it. Every process gets an environment with no
 ``DJANGO_SETTINGS_MODULE`` (``manage.py`` and the project's ``asgi.py`` pick their own
-settings), no ``DATABASE_URL`` unless a test says so, and none of the farm's or the toolkit's
-settings variables; its working directory is the copy, where ``cluck`` is not importable (the
-wheel and the editable install hold only the reusable apps). ``PYTHONPATH`` names a directory
+settings), no ``DATABASE_URL`` unless a test says so, none of the farm's or the toolkit's
+settings variables and none of the running pytest's (``PYTEST_…``); its working directory is
+the copy, where ``cluck`` is not importable (the wheel and the editable install hold only the
+reusable apps). ``PYTHONPATH`` names a directory
 holding only this checkout's reusable apps, so a copy runs the toolkit under test even when the
 venv's editable install points at another checkout of the repository.
 """
@@ -33,7 +34,17 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 
-_DROPPED_PREFIXES = ("DJANGO_", "CLUCK_", "MCP_TOOLS_", "TENANCY_", "IDEMPOTENCY_", "PYTHON")
+# PYTEST_: a copy's own pytest run is the team's, with its plugins (not the mutation
+# runner's PYTEST_DISABLE_PLUGIN_AUTOLOAD).
+_DROPPED_PREFIXES = (
+    "DJANGO_",
+    "CLUCK_",
+    "MCP_TOOLS_",
+    "TENANCY_",
+    "IDEMPOTENCY_",
+    "PYTHON",
+    "PYTEST_",
+)
 TOOLKIT_PACKAGES = ("tenancy", "idempotency", "mcp_tools", "a2a_tools")
 
 
@@ -178,14 +189,41 @@ def _wait_until_serving(process: subprocess.Popen[bytes], url: str, log: Any) ->
 # --- a guide ---------------------------------------------------------------------------------
 
 _FENCE = re.compile(r"^```(\w*)\n(.*?)^```$", re.M | re.S)
+_FILE_LINE = re.compile(r"# ([\w/]+\.py)(?:, (.+))?")
+_GAP = re.compile(r"^\s*# …\n", re.M)
 
 
-def fenced_blocks(guide: Path) -> list[tuple[str, str]]:
+@dataclass(frozen=True)
+class GuidePart:
+    """The part of a guide page a project is held to: from the line ``start`` (the top when
+    ``None``) up to the line ``stop`` (the end when ``None``). Read like the page's ``Path``."""
+
+    path: Path
+    start: str | None = None
+    stop: str | None = None
+
+    @property
+    def name(self) -> str:
+        return self.path.name
+
+    def read_text(self) -> str:
+        text = self.path.read_text()
+        if self.start is not None:
+            text = text[text.index(f"\n{self.start}\n") + 1 :]
+        if self.stop is not None:
+            text = text[: text.index(f"\n{self.stop}\n") + 1]
+        return text
+
+
+Guide = Path | GuidePart
+
+
+def fenced_blocks(guide: Guide) -> list[tuple[str, str]]:
     """``(language, text)`` of every fenced block of ``guide``, in order."""
     return [(match[1], match[2]) for match in _FENCE.finditer(guide.read_text())]
 
 
-def file_blocks(guide: Path) -> dict[str, str]:
+def file_blocks(guide: Guide) -> dict[str, str]:
     """The blocks that are files of the project: Python blocks whose first line is
     ``# <path>``, e.g. ``# catalog/mcp.py``; the text after that line, by path."""
     files = {}
@@ -196,7 +234,7 @@ def file_blocks(guide: Path) -> dict[str, str]:
     return files
 
 
-def shell_commands(guide: Path) -> list[list[str]]:
+def shell_commands(guide: Guide) -> list[list[str]]:
     """Every command line of the guide's shell blocks that runs in the project (those starting
     with ``python manage.py`` or ``uvicorn``), split as a shell would; comments dropped."""
     commands = []
@@ -210,9 +248,42 @@ def shell_commands(guide: Path) -> list[list[str]]:
     return commands
 
 
-def server_command(guide: Path, kind: str) -> list[str]:
+def server_command(guide: Guide, kind: str) -> list[str]:
     """The guide's own line for ``runserver`` or ``uvicorn``."""
     for argv in shell_commands(guide):
         if kind in argv[:3]:
             return argv
     raise AssertionError(f"{guide.name} shows no {kind} command")
+
+
+def code_blocks(guide: Guide) -> list[tuple[str, str | None, str]]:
+    """``(path, part or None, text after the first line)`` of the guide's Python blocks whose
+    first line names a file: ``# <path>`` (the whole file) or ``# <path>, <which part>``."""
+    found = []
+    for language, text in fenced_blocks(guide):
+        first, _, rest = text.partition("\n")
+        match = _FILE_LINE.fullmatch(first)
+        if language == "python" and match:
+            found.append((match[1], match[2], rest))
+    return found
+
+
+def assert_blocks_in_project(guide: Guide, project: Path) -> set[str]:
+    """Every file block of ``guide`` is that file of ``project`` or, for a part, is in it: its
+    pieces (between ``# …`` lines) appear in the file in that order. The paths named.
+
+    Raises:
+        AssertionError: a block differs from its file, with the piece not found.
+    """
+    blocks = code_blocks(guide)
+    for path, part, text in blocks:
+        source = (project / path).read_text()
+        if part is None:
+            assert source == text, f"{guide.name} differs from {path}"
+            continue
+        position = 0
+        for piece in _GAP.split(text):
+            found = source.find(piece.strip("\n"), position)
+            assert found >= 0, f"{path} ({part}) has no\n{piece}"
+            position = found + len(piece.strip("\n"))
+    return {path for path, _, _ in blocks}

@@ -3,7 +3,8 @@
 A ``MethodRoutes`` path is served by a plain dispatcher function, which drf-spectacular skips
 (it only enumerates ``APIView`` callbacks). This enumerator expands such a pattern into one
 endpoint per HTTP method, each backed by the route's own ``APIView`` — so every named route
-shows up in ``/api/schema/`` with its own serializers, permissions and responses.
+shows up in ``/api/schema/`` with its own serializers, permissions and responses. (The
+security scheme of ``TenancyAuthentication`` is ``tenancy.openapi``'s, as in any project.)
 """
 
 from __future__ import annotations
@@ -11,7 +12,6 @@ from __future__ import annotations
 from typing import Any
 
 from django.urls import URLPattern, URLResolver
-from drf_spectacular.extensions import OpenApiAuthenticationExtension
 from drf_spectacular.generators import EndpointEnumerator, SchemaGenerator
 
 
@@ -39,17 +39,3 @@ class MethodRoutesEndpointEnumerator(EndpointEnumerator):
 
 class CluckSchemaGenerator(SchemaGenerator):
     endpoint_inspector_cls = MethodRoutesEndpointEnumerator
-
-
-class TenancyBearerScheme(OpenApiAuthenticationExtension):
-    """Documents ``tenancy.authentication.TenancyAuthentication`` as HTTP bearer auth."""
-
-    target_class = "tenancy.authentication.TenancyAuthentication"
-    name = "bearerAuth"
-
-    def get_security_definition(self, auto_schema: Any) -> dict[str, str]:
-        return {
-            "type": "http",
-            "scheme": "bearer",
-            "description": "A personal access token (ck_…) or a login token, per farm membership.",
-        }

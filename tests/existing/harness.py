@@ -18,6 +18,7 @@ import httpx
 
 from tests.project_harness import (
     ROOT,
+    GuidePart,
     Project,
     copy_files,
     file_blocks,
@@ -27,7 +28,9 @@ from tests.project_harness import (
 )
 
 PROJECT = Path(__file__).resolve().parent
-GUIDE = ROOT / "docs" / "existing-project.md"
+# The page's last section is the cookiecutter-django project's (tests/cookiecutter).
+COOKIECUTTER_SECTION = "## 13. A cookiecutter-django project"
+GUIDE = GuidePart(ROOT / "docs" / "existing-project.md", stop=COOKIECUTTER_SECTION)
 PROJECT_FILES = ("manage.py", "tracker", "accounts", "orgs", "projects")
 PASSWORD = "a-long-and-unusual-password"
 

@@ -11,28 +11,17 @@ from __future__ import annotations
 import ast
 import re
 import shlex
+from typing import Any
+
+import pytest
 
 from tests.existing.harness import GUIDE, PROJECT, guide_commands
-from tests.project_harness import ROOT, fenced_blocks
-
-_FILE_LINE = re.compile(r"# ([\w/]+\.py)(?:, (.+))?")
-_GAP = re.compile(r"^\s*# …\n", re.M)
-
-
-def _code_blocks() -> list[tuple[str, str | None, str]]:
-    """``(path, part or None, text after the first line)`` of the guide's file blocks."""
-    found = []
-    for language, text in fenced_blocks(GUIDE):
-        first, _, rest = text.partition("\n")
-        match = _FILE_LINE.fullmatch(first)
-        if language == "python" and match:
-            found.append((match[1], match[2], rest))
-    return found
+from tests.mutations import mutation
+from tests.project_harness import ROOT, assert_blocks_in_project, code_blocks
 
 
 def test_every_file_block_of_the_guide_is_in_the_project() -> None:
-    blocks = _code_blocks()
-    assert {path for path, _, _ in blocks} == {
+    assert assert_blocks_in_project(GUIDE, PROJECT) == {
         "orgs/models.py",
         "orgs/roles.py",
         "tracker/settings.py",
@@ -41,26 +30,25 @@ def test_every_file_block_of_the_guide_is_in_the_project() -> None:
         "projects/mcp.py",
         "tracker/asgi.py",
     }
-    for path, part, text in blocks:
-        source = (PROJECT / path).read_text()
-        if part is None:
-            assert source == text, f"docs/existing-project.md differs from {path}"
-            continue
-        position = 0
-        for piece in _GAP.split(text):
-            found = source.find(piece.strip("\n"), position)
-            assert found >= 0, f"{path} ({part}) has no\n{piece}"
-            position = found + len(piece.strip("\n"))
+
+
+_IN_PLACE = {"append", "extend", "insert", "remove", "pop", "clear", "update", "setdefault"}
 
 
 def _assigned(code: str) -> set[str]:
+    """The settings ``code`` assigns or changes in place; its own ``_temporaries`` are none
+    (Django reads upper-case names only, and ``from .base import *`` skips them)."""
     names = set()
     for node in ast.walk(ast.parse(code)):
         targets = getattr(node, "targets", None) or [getattr(node, "target", None)]
         for target in targets:
-            if isinstance(target, ast.Name):
+            if isinstance(target, ast.Name) and not target.id.startswith("_"):
                 names.add(target.id)
+            elif isinstance(target, ast.Subscript):  # REST_FRAMEWORK[...] = ...
+                names.add(getattr(target.value, "id", ""))
         if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute):
+            if node.func.attr not in _IN_PLACE:  # MIDDLEWARE.index(...) changes nothing
+                continue
             if isinstance(node.func.value, ast.Name):  # MIDDLEWARE.insert(...)
                 names.add(node.func.value.id)
             elif isinstance(node.func.value, ast.Subscript):  # REST_FRAMEWORK[...].insert(...)
@@ -70,7 +58,7 @@ def _assigned(code: str) -> set[str]:
 
 def test_the_toolkit_changes_only_what_the_settings_block_shows() -> None:
     settings = (PROJECT / "tracker/settings.py").read_text()
-    ((_, _, block),) = [b for b in _code_blocks() if b[0] == "tracker/settings.py"]
+    ((_, _, block),) = [b for b in code_blocks(GUIDE) if b[0] == "tracker/settings.py"]
     assert settings.endswith(block)
     assert _assigned(block) == {
         "INSTALLED_APPS",
@@ -113,3 +101,60 @@ def test_the_guide_lists_the_commands_the_tests_run() -> None:
 def test_the_guide_is_linked() -> None:
     assert "(docs/existing-project.md)" in (ROOT / "README.md").read_text()
     assert "(existing-project.md)" in (ROOT / "docs" / "new-project.md").read_text()
+
+
+@mutation(
+    "docs/existing-project.md",
+    find='"] = [\n    "tenancy.authentication.TenancyAuthentication",\n'
+    '    *REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"],\n]',
+    replace='"].insert(\n    0, "tenancy.authentication.TenancyAuthentication"\n)',
+)
+@mutation(
+    "docs/existing-project.md",
+    find="INSTALLED_APPS = [\n    *INSTALLED_APPS,\n",
+    replace="INSTALLED_APPS += [\n",
+)
+@pytest.mark.parametrize("kind", [list, tuple])
+def test_the_settings_block_runs_on_lists_and_tuples_and_changes_nothing_of_yours(
+    kind: type,
+) -> None:
+    """The guide's settings block, run on a project's settings held as lists or as tuples
+    (cookiecutter-django's ``DEFAULT_AUTHENTICATION_CLASSES`` is a tuple): the toolkit's entries
+    where the guide says, the project's own values untouched, in their order.
+
+    Mutation: the block ``.insert``s into ``DEFAULT_AUTHENTICATION_CLASSES``, or ``+=`` a list
+    onto ``INSTALLED_APPS`` → a tuple raises (``AttributeError``, ``TypeError``) → red.
+    """
+    ((_, _, block),) = [b for b in code_blocks(GUIDE) if b[0] == "tracker/settings.py"]
+    apps = kind(["django.contrib.auth", "rest_framework", "orgs"])
+    middleware = kind(
+        [
+            "django.middleware.security.SecurityMiddleware",
+            "django.contrib.sessions.middleware.SessionMiddleware",
+            "django.contrib.auth.middleware.AuthenticationMiddleware",
+        ]
+    )
+    authentication = kind(["rest_framework.authentication.SessionAuthentication"])
+    settings: dict[str, Any] = {
+        "INSTALLED_APPS": apps,
+        "MIDDLEWARE": middleware,
+        "REST_FRAMEWORK": {"DEFAULT_AUTHENTICATION_CLASSES": authentication},
+    }
+    exec(block, settings)
+    assert settings["INSTALLED_APPS"][:3] == list(apps)
+    assert settings["MIDDLEWARE"] == [
+        "django.middleware.security.SecurityMiddleware",
+        "mcp_tools.middleware.BodyCapMiddleware",
+        *middleware[1:],
+        "tenancy.middleware.TenancyMiddleware",
+        "idempotency.middleware.IdempotencyMiddleware",
+    ]
+    assert settings["REST_FRAMEWORK"]["DEFAULT_AUTHENTICATION_CLASSES"] == [
+        "tenancy.authentication.TenancyAuthentication",
+        *authentication,
+    ]
+    # Nothing you have changes: the project's own objects are as they were.
+    assert list(apps) == ["django.contrib.auth", "rest_framework", "orgs"]
+    assert len(middleware) == 3 and list(authentication) == [
+        "rest_framework.authentication.SessionAuthentication"
+    ]

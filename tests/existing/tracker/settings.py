@@ -117,7 +117,9 @@ DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 # --- Cluck: the organizations' MCP tools (docs/existing-project.md) --------------------------
 from tenancy.oauth.defaults import oauth2_provider_settings  # noqa: E402
 
-INSTALLED_APPS += [
+# New lists, whether yours are lists or tuples; nothing of yours is reordered.
+INSTALLED_APPS = [
+    *INSTALLED_APPS,
     "django_ratelimit",
     "tenancy",
     "idempotency",
@@ -126,11 +128,11 @@ INSTALLED_APPS += [
     "tenancy.oauth",
 ]
 # Oversized bodies are refused before anything reads them: right after SecurityMiddleware.
-MIDDLEWARE.insert(
-    MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1,
+_after_security = MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1
+MIDDLEWARE = [
+    *MIDDLEWARE[:_after_security],
     "mcp_tools.middleware.BodyCapMiddleware",
-)
-MIDDLEWARE += [
+    *MIDDLEWARE[_after_security:],
     "tenancy.middleware.TenancyMiddleware",  # after AuthenticationMiddleware
     "idempotency.middleware.IdempotencyMiddleware",  # last
 ]
@@ -141,8 +143,9 @@ TENANCY_TENANT_NOUN = "organization"
 TENANCY_MEMBERSHIP_MODEL = "orgs.Membership"
 TENANCY_ROLES = "orgs.roles.ROLES"
 # Cluck's tokens (ck_…) on the project's API too; any position works.
-REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"].insert(
-    0, "tenancy.authentication.TenancyAuthentication"
-)
+REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"] = [
+    "tenancy.authentication.TenancyAuthentication",
+    *REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"],
+]
 # OAuth sign-in for MCP clients; people sign in on allauth's page (LOGIN_URL, unchanged).
 OAUTH2_PROVIDER = oauth2_provider_settings()
