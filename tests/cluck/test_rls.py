@@ -37,7 +37,7 @@ def farms(transactional_db: Any) -> tuple[Any, Any, McpClient]:
             currency_code="PHP",
             currency_minor_unit=2,
         )
-    client = McpClient(bearer_for(MembershipFactory(tenant=mine, roles=["Admin"])))
+    client = McpClient(bearer_for(MembershipFactory(tenant=mine, roles=["Admin"])))  # type: ignore[arg-type]
     return mine, other, client
 
 
