@@ -36,7 +36,8 @@ def _error(message: str, id: str) -> checks.Error:
     return checks.Error(message, hint=HINT, id=f"tenancy_rls.{id}")
 
 
-def _role_errors(cursor: Any, role: str) -> list[checks.CheckMessage]:
+def _role_errors(cursor: Any, role: str) -> tuple[bool, list[checks.CheckMessage]]:
+    """Whether the role exists, and what is wrong with it."""
     cursor.execute(
         "SELECT rolsuper, rolbypassrls, pg_has_role(current_user, oid, 'MEMBER') "
         "FROM pg_roles WHERE rolname = %s",
@@ -44,7 +45,7 @@ def _role_errors(cursor: Any, role: str) -> list[checks.CheckMessage]:
     )
     row = cursor.fetchone()
     if row is None:
-        return [_error(f"The tools' database role {role!r} does not exist.", "E001")]
+        return False, [_error(f"The tools' database role {role!r} does not exist.", "E001")]
     superuser, bypass, member = row
     errors: list[checks.CheckMessage] = []
     if not member:
@@ -57,7 +58,7 @@ def _role_errors(cursor: Any, role: str) -> list[checks.CheckMessage]:
                 "E002",
             )
         )
-    return errors
+    return True, errors
 
 
 def _table_errors(cursor: Any, table: str, role: str) -> list[checks.CheckMessage]:
@@ -112,7 +113,10 @@ def check_rls(
     role = conf.get("RLS_ROLE")
     try:
         with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
-            errors = _role_errors(cursor, role)
+            exists, errors = _role_errors(cursor, role)
+            if not exists:
+                # A privilege or policy of a role that does not exist cannot be asked about.
+                return errors
             for table in declared():
                 errors += _table_errors(cursor, table.table, role)
     except DatabaseError as unreachable:
