@@ -26,7 +26,9 @@ from tests.mutations import mutation
 pytestmark = [pytest.mark.postgres]
 
 
-def _two_farms() -> tuple[Any, Any, McpClient]:
+def two_farms() -> tuple[Any, Any, McpClient]:
+    """Two farms, each with customers (one named ``rls-victim``), a flock and an order; a
+    client of an Admin of the first (its ``membership`` too)."""
     mine, other = FarmFactory(), FarmFactory()
     for farm in (mine, other):
         customer = CustomerFactory(farm=farm)
@@ -40,18 +42,19 @@ def _two_farms() -> tuple[Any, Any, McpClient]:
             currency_code="PHP",
             currency_minor_unit=2,
         )
-    client = McpClient(bearer_for(MembershipFactory(tenant=mine, roles=["Admin"])))  # type: ignore[arg-type]
+    member = MembershipFactory(tenant=mine, roles=["Admin"])
+    client = McpClient(bearer_for(member), membership=member)  # type: ignore[arg-type]
     return mine, other, client
 
 
 @pytest.fixture
 def farms(rls_on: None) -> tuple[Any, Any, McpClient]:
-    return _two_farms()
+    return two_farms()
 
 
 @pytest.fixture
 def farms_rls_off(transactional_db: Any) -> tuple[Any, Any, McpClient]:
-    return _two_farms()
+    return two_farms()
 
 
 class Statements:

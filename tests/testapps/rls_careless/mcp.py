@@ -83,3 +83,15 @@ def write(
         [Customer(farm_id=farm_id, name="rls-planted", phone="0")]
     )
     return Changed(rows=len(planted))
+
+
+@tool(
+    name="rls_careless_task_read",
+    read_only=True,
+    mirrors_no_route=CARELESS,
+    task_support="required",
+    description="The careless read, run as a task by the engine's worker.",
+)
+def task_read(ctx: CallContext) -> Seen:
+    ctx.continue_as_task()
+    return careless_read()
