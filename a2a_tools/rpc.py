@@ -68,6 +68,7 @@ from a2a_tools.skills import (
 from a2a_tools.tasks import InvalidCursorError, TaskOwner, TaskStore, task_store
 from mcp_tools import CallContext, adapter, execution
 from mcp_tools.adapter import IDEMPOTENCY_KEY_ALIAS, ToolSpec, audit, observability, switches
+from tenancy import rls
 
 logger = logging.getLogger(__name__)
 
@@ -417,7 +418,9 @@ class Dispatcher:
             return finished(await execution.run_read_on_loop(spec, ctx, validated))
 
         try:
-            if spec.on_loop and not limited:  # a declared non-blocking read (async def)
+            # A declared non-blocking read (async def); under row-level security its queries
+            # need the worker thread's transaction (mcp_tools.execution.run_read).
+            if spec.on_loop and not limited and not rls.enabled():
                 task = await execution.run_on_loop(on_loop)
             else:
                 task = await execution.run_bounded(work)

@@ -17,6 +17,13 @@ class CluckConfig(AppConfig):
 
     def ready(self) -> None:
         from cluck import checks  # noqa: F401
+        from cluck.models.base import TenantOwned
+        from tenancy import rls
+
+        # Every farm-owned table is enforced by PostgreSQL under tool calls (tenancy.rls).
+        for model in self.get_models():
+            if issubclass(model, TenantOwned):
+                rls.declare(model, field="farm")
 
         if settings.CLUCK_OTEL:
             from cluck.telemetry import configure

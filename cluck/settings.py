@@ -330,6 +330,12 @@ TENANCY_TENANT_NOUN = "farm"
 TENANCY_ROW_NOUN = "flock"
 TENANCY_ROW_SCOPE_RESOLVER = "cluck.scope.resolve_flock_scope"
 TENANCY_PROBLEM_TYPE_BASE_URL = "https://cluck.dev/problems/"
+# Row-level security under every tool call (tenancy.rls): each farm-owned model is declared in
+# cluck.apps. CLUCK_RLS=1 turns it on; off by default while it lands (issue 35): off, no tool
+# call runs a statement more or takes a transaction it did not take before.
+TENANCY_RLS = _env_bool("CLUCK_RLS", False)
+TENANCY_RLS_ROLE = "cluck_tools"
+TENANCY_RLS_SETTING = "cluck.farm"
 # Requests per membership (TenancyMiddleware; /mcp has its own), shared by every replica.
 TENANCY_API_RATE = os.environ.get("TENANCY_API_RATE", "300/m")
 

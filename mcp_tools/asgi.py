@@ -25,7 +25,7 @@ from asgiref.sync import iscoroutinefunction, sync_to_async
 from django.core import checks
 from django.core.exceptions import ImproperlyConfigured
 from django.core.handlers.asgi import ASGIHandler
-from django.db import close_old_connections, connections
+from django.db import DEFAULT_DB_ALIAS, close_old_connections, connections
 from django.http import HttpRequest, HttpResponseBase
 from django.urls import ResolverMatch
 
@@ -39,9 +39,11 @@ from mcp_tools.middleware import (
     view_body_cap,
     wants_jsonrpc,
 )
+from tenancy.rls.checks import CHECK_TAG as RLS_CHECK_TAG
 
 # System checks run when the application is built; an error among them refuses to start.
-START_CHECK_TAGS: Final = (checks.Tags.security,)
+# tenancy_rls: the tools' role cannot see past a declared table's policy (tenancy.rls).
+START_CHECK_TAGS: Final = (checks.Tags.security, RLS_CHECK_TAG)
 
 
 class _BodyRefusedError(Exception):
@@ -229,7 +231,8 @@ def check_before_serving(tags: Sequence[str] = START_CHECK_TAGS) -> None:
         return
     errors = [
         message
-        for message in checks.run_checks(tags=list(tags))
+        # The default database is checked too (row-level security reads its catalogue).
+        for message in checks.run_checks(tags=list(tags), databases=[DEFAULT_DB_ALIAS])
         if message.is_serious() and not message.is_silenced()
     ]
     if errors:

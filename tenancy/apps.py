@@ -9,11 +9,17 @@ class TenancyConfig(AppConfig):
     default_auto_field = "django.db.models.BigAutoField"
 
     def ready(self) -> None:
+        from django.db.models.signals import post_migrate
+
         from tenancy import checks, external_jwt, signals  # noqa: F401
         from tenancy.challenges import register_challenge_parameters
         from tenancy.conf import install_counter_cache_default, install_membership_model_default
         from tenancy.credentials import register_bearer_verifier
+        from tenancy.rls import checks as rls_checks  # noqa: F401
+        from tenancy.rls.install import install_after_migrate
 
+        # Once per migrate, after every app's migrations (sent for each app: this one only).
+        post_migrate.connect(install_after_migrate, sender=self)
         install_membership_model_default()
         install_counter_cache_default()
         # No prefix: a JWT is never claimed on the project's routes, only on /mcp and /a2a.

@@ -62,6 +62,13 @@ DEFAULTS: dict[str, Any] = {
     # JWT access tokens (RFC 9068) from an external identity provider: a dict of
     # tenancy.external_jwt.DEFAULTS keys, at least ISSUER. None: no external issuer.
     "EXTERNAL_JWT": None,
+    # Row-level security under tool calls (tenancy.rls): on unless turned off, for the models
+    # declared here ({"app_label.Model": "tenant_field"}) or by tenancy.rls.declare; the role
+    # tool calls take, and the setting (``<namespace>.<name>``) that carries their tenant.
+    "RLS": True,
+    "RLS_MODELS": {},
+    "RLS_ROLE": "tenancy_tools",
+    "RLS_SETTING": "tenancy.tenant",
 }
 
 

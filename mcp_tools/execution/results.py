@@ -9,9 +9,11 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable
+from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from asgiref.sync import async_to_sync
+from django.db import DEFAULT_DB_ALIAS, connections
 from django.utils.module_loading import import_string
 from pydantic import BaseModel
 
@@ -22,6 +24,7 @@ from mcp_tools.error_pages import database_unavailable
 from mcp_tools.exceptions import ToolError, ToolFailure
 from mcp_tools.execution import writes
 from mcp_tools.registry import REPLAYED_FIELD, ToolSpec
+from tenancy import rls
 
 logger = logging.getLogger("mcp_tools.calls")
 
@@ -120,9 +123,13 @@ def run_read(spec: ToolSpec, ctx: CallContext, validated: BaseModel) -> dict[str
     """Worker-thread body of a read tool (an ``async def`` one is awaited on a loop of its
     own here; on ``/mcp`` it runs on the server's loop, ``run_read_on_loop``)."""
     try:
-        if spec.on_loop:
-            return async_to_sync(run_read_on_loop)(spec, ctx, validated)
-        return success_result(spec, _invoke(spec, ctx, validated))
+        # The tool's queries, lazy ones its result reads included, run in one read-only
+        # transaction under the tools' role (tenancy.rls); an async one's too: awaited here,
+        # its sync_to_async queries run on this thread's connection.
+        with rls.scoped(ctx.tenant.id, read_only=True):
+            if spec.on_loop:
+                return async_to_sync(run_read_on_loop)(spec, ctx, validated)
+            return success_result(spec, _invoke(spec, ctx, validated))
     except Exception as exc:
         return _read_failure(spec, ctx, exc)
 
@@ -148,6 +155,16 @@ def _read_failure(spec: ToolSpec, ctx: CallContext, exc: Exception) -> dict[str,
     return internal_error_result(spec, ctx.request_id)
 
 
+def _write_scope(ctx: CallContext) -> AbstractContextManager[None]:
+    """The tools' role for a write, inside its idempotent unit's transaction: one statement
+    when that transaction is the outermost (the worker thread's own), else ``rls.scoped``."""
+    connection = connections[DEFAULT_DB_ALIAS]
+    if len(connection.atomic_blocks) == 1 and rls.enabled():
+        rls.take(ctx.tenant.id)
+        return nullcontext()
+    return rls.scoped(ctx.tenant.id)
+
+
 def run_write(spec: ToolSpec, ctx: CallContext, validated: BaseModel) -> dict[str, Any]:
     """Worker-thread body of a write tool: inside the idempotent unit.
 
@@ -166,7 +183,8 @@ def run_write(spec: ToolSpec, ctx: CallContext, validated: BaseModel) -> dict[st
 
     def work() -> Any:
         try:
-            value = _invoke(spec, ctx, validated)
+            with _write_scope(ctx):
+                value = _invoke(spec, ctx, validated)
         except Exception as exc:
             failure = translate(exc)
             if failure is None:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import functools
 import logging
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -28,7 +28,7 @@ from mcp_tools.resources import ResourceSpec, ResourceTemplateSpec, contents_of
 from mcp_tools.rpc.replies import Reply, bound_refusal, error, render, result
 from mcp_tools.rpc.request import RpcRequest
 from mcp_tools.surfaces import Surface
-from tenancy import evaluate
+from tenancy import evaluate, rls
 
 logger = logging.getLogger(__name__)
 
@@ -93,6 +93,17 @@ def find_resource(
     return None
 
 
+def _scoped(ctx: CallContext, work: Callable[[], Any]) -> Callable[[], Any]:
+    """``work`` in one read-only transaction under the tools' role (``tenancy.rls``), on the
+    worker thread that runs it."""
+
+    def run() -> Any:
+        with rls.scoped(ctx.tenant_id, read_only=True):
+            return work()
+
+    return run
+
+
 async def _run(req: RpcRequest, binding: requeststate.Binding, work: Any, done: Any) -> Reply:
     """Run ``work`` bounded with the request's exchange; ``done(value)`` shapes a finished one."""
     opened = None
@@ -106,7 +117,9 @@ async def _run(req: RpcRequest, binding: requeststate.Binding, work: Any, done: 
         req.exchange.loose_answers = req.input_responses
     req.binding = binding
     try:
-        outcome = await bounds.run_bounded(functools.partial(runner.job, work, opened=opened))
+        outcome = await bounds.run_bounded(
+            functools.partial(runner.job, _scoped(req.ctx, work), opened=opened)
+        )
     except bounds.BoundError as bound:
         outcome = bound
     if isinstance(outcome, runner.NeedsCapability):
@@ -297,7 +310,7 @@ async def _complete(req: RpcRequest) -> Reply:
         return values
 
     try:
-        values = await bounds.run_bounded(work)
+        values = await bounds.run_bounded(_scoped(ctx, work))
     except bounds.BoundError as bound:
         return bound_refusal(era, rid, bound)
     if isinstance(values, _Failed):

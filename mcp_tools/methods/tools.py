@@ -45,7 +45,7 @@ from mcp_tools.registry import ToolSpec
 from mcp_tools.rpc.replies import Reply, bound_refusal, error, render
 from mcp_tools.rpc.request import RpcRequest
 from mcp_tools.streaming import StreamReply
-from tenancy import evaluate
+from tenancy import evaluate, rls
 
 logger = logging.getLogger("mcp_tools.toolcall")
 
@@ -128,8 +128,15 @@ async def _call(req: RpcRequest, spec: Any) -> Reply | StreamReply:
 
     limited = _limited(spec)
     # A declared non-blocking read (async def) is awaited on the loop, unless a request state
-    # or a quota needs the database first (then its worker thread awaits it, run_read).
-    on_loop = isinstance(spec, ToolSpec) and spec.on_loop and opened is None and not limited
+    # or a quota needs the database first, or its queries must run under the tools' role in
+    # one transaction (tenancy.rls): then its worker thread awaits it (run_read).
+    on_loop = (
+        isinstance(spec, ToolSpec)
+        and spec.on_loop
+        and opened is None
+        and not limited
+        and not rls.enabled()
+    )
     job: Callable[[], Any]
     if on_loop:
         job = functools.partial(runner.job_on_loop, spec, ctx, validated)

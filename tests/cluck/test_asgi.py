@@ -9,14 +9,23 @@ import httpx
 import pytest
 from asgiref.sync import iscoroutinefunction
 
-from cluck.asgi import application
 from mcp_tools.asgi import SyncMiddlewareASGIHandler
 from tests.factories import FarmFactory, MembershipFactory, bearer_for
 from tests.mutations import mutation
 from tests.testapps.idem.models import SideEffect
 
 
-async def _get(path: str) -> httpx.Response:
+@pytest.fixture(scope="session")
+def application(django_db_setup: Any, django_db_blocker: Any) -> Any:
+    """``cluck.asgi.application``, imported once the test database exists: building it runs
+    the start-up checks, and row-level security's read the database (tenancy.rls)."""
+    with django_db_blocker.unblock():
+        from cluck.asgi import application
+
+    return application
+
+
+async def _get(application: Any, path: str) -> httpx.Response:
     transport = httpx.ASGITransport(app=application)
     async with httpx.AsyncClient(transport=transport, base_url="http://testserver") as http:
         return await http.get(path)
@@ -30,7 +39,7 @@ async def _get(path: str) -> httpx.Response:
     ),
     replace="",
 )
-def test_the_middleware_chain_is_built_synchronous() -> None:
+def test_the_middleware_chain_is_built_synchronous(application: Any) -> None:
     """Mutation: drop the ``load_middleware`` override (Django's async chain, one thread hop
     per middleware method) → red."""
     assert isinstance(application, SyncMiddlewareASGIHandler)
@@ -38,7 +47,7 @@ def test_the_middleware_chain_is_built_synchronous() -> None:
 
 
 @pytest.mark.django_db(transaction=True)
-def test_an_async_view_is_served_inside_the_idempotent_unit_over_asgi() -> None:
+def test_an_async_view_is_served_inside_the_idempotent_unit_over_asgi(application: Any) -> None:
     """Tracked write to an async view over real ASGI: runs once, the retry replays.
 
     The view's ``sync_to_async`` write must land on the request's thread (inside the unit's
@@ -68,13 +77,15 @@ def test_an_async_view_is_served_inside_the_idempotent_unit_over_asgi() -> None:
     replace="sync_to_async(self._serve, thread_sensitive=True)",
 )
 @pytest.mark.parametrize("view", ["sync", "async"])
-def test_requests_run_in_the_request_thread_pool(view: str) -> None:
+def test_requests_run_in_the_request_thread_pool(application: Any, view: str) -> None:
     """Sync views, and the sync work of async views, run in a long-lived request thread.
 
     Mutation: run ``_serve`` with ``thread_sensitive=True`` and no executor (no per-request
     context here, so asgiref's one process-wide thread) → red.
     """
-    names = {asyncio.run(_get(f"/asgi-probe/{view}/")).json()["thread"] for _ in range(3)}
+    names = {
+        asyncio.run(_get(application, f"/asgi-probe/{view}/")).json()["thread"] for _ in range(3)
+    }
     assert all(name.startswith("request") for name in names), names
 
 
@@ -123,7 +134,9 @@ def test_nothing_is_prepared_on_postgresql_unless_the_operator_opts_in(
     ),
     replace="",
 )
-def test_a_declared_oversized_body_is_refused_before_the_handler_reads_it() -> None:
+def test_a_declared_oversized_body_is_refused_before_the_handler_reads_it(
+    application: Any,
+) -> None:
     """``Content-Length`` over the route's cap: 413 without a single ``receive`` call, so the
     body is neither read nor spooled to a temporary file, and the connection is closed.
 

@@ -62,6 +62,7 @@ def test_uvicorn_refuses_to_start_with_the_loopback_cimd_flag_on_a_public_host()
         process.wait()
 
 
+@pytest.mark.django_db  # the start-up checks read the database's row-level security (tenancy.rls)
 def test_only_unsilenced_errors_refuse_to_start() -> None:
     with override_settings(
         ALLOWED_HOSTS=["farm.example.com"], TENANCY_OAUTH_CIMD_LOOPBACK_HTTP_FOR_TESTS=True

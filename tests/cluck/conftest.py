@@ -1,0 +1,17 @@
+"""Fixtures of the farm's tests."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tenancy.rls.install import install
+
+
+@pytest.fixture
+def rls_on(settings: Any, transactional_db: Any) -> None:
+    """Row-level security on for this test (``CLUCK_RLS`` is off by default while it lands):
+    the setting, and the role and policies that migrating installs when it is on."""
+    settings.TENANCY_RLS = True
+    install()
