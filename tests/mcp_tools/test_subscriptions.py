@@ -212,6 +212,26 @@ def test_a_new_daily_entry_notifies_a_listening_client(server):
 
 
 @mutation(
+    "mcp_tools/methods/subscriptions.py",
+    find="        if len(wanted) > limit:",
+    replace="        if False:",
+)
+def test_the_resource_subscriptions_of_a_listen_are_bounded(server):
+    """Each URI costs a read when the stream opens: 65 distinct URIs (one past
+    ``MCP_TOOLS_LISTEN_MAX_RESOURCE_SUBSCRIPTIONS``) are refused as invalid params before any
+    stream opens (a list holding a number never gets here: the envelope's schema refuses it).
+    Mutation: drop the bound → the listen opens a stream → red."""
+    farm = FarmFactory()
+    member: Any = MembershipFactory(tenant=farm)
+    days = [f"farm://days/2026-01-{n:02d}" for n in range(1, 32)]
+    days += [f"farm://days/2026-03-{n:02d}" for n in range(1, 32)]
+    uris = ["farm://grades", *days, "farm://days/2026-05-01", "farm://days/2026-05-02"]
+    refused = refused_listen(server, bearer_for(member), {"resourceSubscriptions": uris})
+    assert refused["error"]["code"] == -32602
+    assert "at most 64" in refused["error"]["message"]
+
+
+@mutation(
     "mcp_tools/notifications.py",
     find="                if tenant_key and tenant_key != listener.tenant_key:\n"
     "                    continue\n",
