@@ -196,15 +196,7 @@ def test_a_new_daily_entry_notifies_a_listening_client(server):
     uris = [f"farm://flocks/{flock.pk}", f"farm://days/{day.isoformat()}"]
     with listening(server, bearer_for(member), {"resourceSubscriptions": uris}) as stream:
         assert stream.next()["method"] == ACK
-        daily_entry_record(
-            caller=person_caller(farm=farm, roles=["Admin"]),
-            flock_id=flock.pk,
-            date=day,
-            total_eggs=900,
-            cracked_eggs=0,
-            dirty_eggs=0,
-            mortality_count=0,
-        )
+        owner_records(farm, flock, day)
         heard = [stream.next(), stream.next()]
     assert {message["method"] for message in heard} == {UPDATED}
     assert sorted(message["params"]["uri"] for message in heard) == sorted(uris)
@@ -318,6 +310,19 @@ def test_a_closed_stream_frees_its_place(server):
                     break
             assert time.monotonic() < deadline, "the closed stream still counts"
             time.sleep(0.5)
+
+
+def owner_records(farm: Any, flock: Any, day: dt.date) -> None:
+    """An owner of ``farm`` records a daily entry of ``flock`` for ``day`` (the service)."""
+    daily_entry_record(
+        caller=person_caller(farm=farm, roles=["Admin"]),
+        flock_id=flock.pk,
+        date=day,
+        total_eggs=900,
+        cracked_eggs=0,
+        dirty_eggs=0,
+        mortality_count=0,
+    )
 
 
 def refused_listen(server: str, bearer: str, notifications: dict[str, Any]) -> dict[str, Any]:
