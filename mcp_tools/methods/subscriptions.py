@@ -64,9 +64,9 @@ async def honoured(req: RpcRequest, requested: Mapping[str, Any]) -> dict[str, A
     if isinstance(uris, list) and uris:
         wanted = list(dict.fromkeys(uri for uri in uris if isinstance(uri, str)))
         limit = int(conf.get("LISTEN_MAX_RESOURCE_SUBSCRIPTIONS"))
-        if len(wanted) != len(uris) or len(wanted) > limit:
+        if len(wanted) > limit:
             # Each URI costs a read now: their number is bounded like any argument.
-            message = f"resourceSubscriptions must be at most {limit} distinct URI strings"
+            message = f"resourceSubscriptions must hold at most {limit} distinct URIs"
             return error(era, rid, INVALID_PARAMS, message)
         for uri in wanted:
             try:

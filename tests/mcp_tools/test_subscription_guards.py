@@ -22,7 +22,6 @@ import pytest
 from django.utils import timezone
 
 from cluck.models import Farm, Flock, WorkerAssignment
-from cluck.services.daily_entries import daily_entry_record
 from mcp_tools.notifications import notify_resource_updated
 from tenancy.models import Membership
 from tenancy.services import membership_set_roles
@@ -32,7 +31,6 @@ from tests.factories import (
     FlockFactory,
     MembershipFactory,
     bearer_for,
-    person_caller,
     provisioned_farm,
 )
 from tests.mcp_tools.conftest import MODERN, modern_meta
@@ -42,6 +40,7 @@ from tests.mcp_tools.test_subscriptions import (
     QUIET_SECONDS,
     Stream,
     listening,
+    owner_records,
     read_error,
     refused_listen,
 )
@@ -75,18 +74,6 @@ def _worker_of(farm: Farm, flocks: list[Flock]) -> Membership:
     for flock in flocks:
         WorkerAssignment.all_tenants.create(farm=farm, membership=worker, flock=flock)
     return worker
-
-
-def _owner_records(farm: Farm, flock: Flock, day: dt.date) -> None:
-    daily_entry_record(
-        caller=person_caller(farm=farm, roles=["Admin"]),
-        flock_id=flock.pk,
-        date=day,
-        total_eggs=900,
-        cracked_eggs=0,
-        dirty_eggs=0,
-        mortality_count=0,
-    )
 
 
 @mutation(
@@ -126,9 +113,9 @@ def test_a_worker_of_flock_1_is_told_nothing_of_flock_2(server):
     day_uri, own = f"farm://days/{day.isoformat()}", f"farm://flocks/{flock_1.pk}"
     with listening(server, bearer, {"resourceSubscriptions": [day_uri, own]}) as stream:
         assert stream.next()["method"] == ACK
-        _owner_records(farm, flock_2, day)
+        owner_records(farm, flock_2, day)
         assert stream.silent_for(QUIET_SECONDS)
-        _owner_records(farm, flock_1, day)
+        owner_records(farm, flock_1, day)
         # Changes are delivered in the order they were written: a leak of flock 2's day
         # would come first.
         heard = [stream.next()["params"]["uri"], stream.next()["params"]["uri"]]
@@ -161,13 +148,13 @@ def test_a_change_reaches_a_stream_only_while_its_caller_may_read_it(server):
     one, two = f"farm://flocks/{flock_1.pk}", f"farm://flocks/{flock_2.pk}"
     with listening(server, bearer_for(worker), {"resourceSubscriptions": [one, two]}) as stream:
         assert stream.next()["method"] == ACK
-        _owner_records(farm, flock_2, day)
+        owner_records(farm, flock_2, day)
         assert stream.next()["params"]["uri"] == two
         WorkerAssignment.all_tenants.filter(membership=worker, flock=flock_2).delete()
         time.sleep(RECHECKED_AFTER_SECONDS)
         notify_resource_updated(two, tenant=farm)
-        _owner_records(farm, flock_2, day + dt.timedelta(days=-1))
-        _owner_records(farm, flock_1, day)
+        owner_records(farm, flock_2, day + dt.timedelta(days=-1))
+        owner_records(farm, flock_1, day)
         assert stream.next()["params"]["uri"] == one
         assert stream.silent_for(QUIET_SECONDS)
 

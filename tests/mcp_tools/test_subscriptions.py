@@ -196,19 +196,31 @@ def test_a_new_daily_entry_notifies_a_listening_client(server):
     uris = [f"farm://flocks/{flock.pk}", f"farm://days/{day.isoformat()}"]
     with listening(server, bearer_for(member), {"resourceSubscriptions": uris}) as stream:
         assert stream.next()["method"] == ACK
-        daily_entry_record(
-            caller=person_caller(farm=farm, roles=["Admin"]),
-            flock_id=flock.pk,
-            date=day,
-            total_eggs=900,
-            cracked_eggs=0,
-            dirty_eggs=0,
-            mortality_count=0,
-        )
+        owner_records(farm, flock, day)
         heard = [stream.next(), stream.next()]
     assert {message["method"] for message in heard} == {UPDATED}
     assert sorted(message["params"]["uri"] for message in heard) == sorted(uris)
     assert all(message["params"]["_meta"][SUBSCRIPTION_ID] == 7 for message in heard)
+
+
+@mutation(
+    "mcp_tools/methods/subscriptions.py",
+    find="        if len(wanted) > limit:",
+    replace="        if False:",
+)
+def test_the_resource_subscriptions_of_a_listen_are_bounded(server):
+    """Each URI costs a read when the stream opens: 65 distinct URIs (one past
+    ``MCP_TOOLS_LISTEN_MAX_RESOURCE_SUBSCRIPTIONS``) are refused as invalid params before any
+    stream opens (a list holding a number never gets here: the envelope's schema refuses it).
+    Mutation: drop the bound → the listen opens a stream → red."""
+    farm = FarmFactory()
+    member: Any = MembershipFactory(tenant=farm)
+    days = [f"farm://days/2026-01-{n:02d}" for n in range(1, 32)]
+    days += [f"farm://days/2026-03-{n:02d}" for n in range(1, 32)]
+    uris = ["farm://grades", *days, "farm://days/2026-05-01", "farm://days/2026-05-02"]
+    refused = refused_listen(server, bearer_for(member), {"resourceSubscriptions": uris})
+    assert refused["error"]["code"] == -32602
+    assert "at most 64" in refused["error"]["message"]
 
 
 @mutation(
@@ -298,6 +310,19 @@ def test_a_closed_stream_frees_its_place(server):
                     break
             assert time.monotonic() < deadline, "the closed stream still counts"
             time.sleep(0.5)
+
+
+def owner_records(farm: Any, flock: Any, day: dt.date) -> None:
+    """An owner of ``farm`` records a daily entry of ``flock`` for ``day`` (the service)."""
+    daily_entry_record(
+        caller=person_caller(farm=farm, roles=["Admin"]),
+        flock_id=flock.pk,
+        date=day,
+        total_eggs=900,
+        cracked_eggs=0,
+        dirty_eggs=0,
+        mortality_count=0,
+    )
 
 
 def refused_listen(server: str, bearer: str, notifications: dict[str, Any]) -> dict[str, Any]:
