@@ -83,6 +83,12 @@ class Handshake(Era):
                 )
             return ACCEPTED
         params = message.params or {}
+        if message.method == "initialize":
+            # Kept per member in a jsonb column (mcp_tools.mailbox): what it cannot hold is
+            # refused here, before the reply is sent and the declaration remembered.
+            refused = _unstorable(message.request_id, "capabilities", params.get("capabilities"))
+            if refused is not None:
+                return refused
         meta = params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, Mapping) else None
         exchange = Exchange(
@@ -149,7 +155,16 @@ class Handshake(Era):
 async def _delivered(tenant_id: Any, user_id: Any, message: _jsonrpc.Message) -> Reply:
     """202 for an answer filed for its waiting call (or one whose id this server never hands
     out: nothing to match it to); 404 (unknown to this member) or 409 (answered before: a
-    replay) otherwise, nothing delivered."""
+    replay) otherwise, nothing delivered; 400 for an answer no jsonb column can hold."""
+    raw = message.raw
+    refused = _unstorable(
+        None,
+        "result" if "result" in raw else "error",
+        raw.get("result", raw.get("error")),
+        status=400,
+    )
+    if refused is not None:
+        return refused
     delivery = await sync_to_async(mailbox.deliver)(tenant_id, user_id, message.raw)
     if delivery in ("accepted", "not ours"):
         return ACCEPTED
@@ -161,6 +176,21 @@ _UNDELIVERED: Final = {
     "unknown": (404, "No request with this id is waiting for your answer"),
     "answered": (409, "This request was answered already"),
 }
+
+
+def _unstorable(request_id: Any, field: str, value: Any, *, status: int = 200) -> Reply | None:
+    """-32602 (``reason: "unstorable"``) when ``value`` holds a NUL, a lone surrogate or a
+    non-finite number (``1e999``): PostgreSQL would refuse it, as a 500, after the reply."""
+    problems = _jsonrpc.unstorable_values(value, (field,))
+    if not problems:
+        return None
+    text = f"The {field} hold text or numbers that cannot be stored"
+    # A field is named by the keys on its path, themselves possibly lone surrogates.
+    named = [
+        {**p, "field": p["field"].encode("utf-8", "backslashreplace").decode()} for p in problems
+    ]
+    data = {"reason": "unstorable", "errors": named}
+    return Reply(status, _jsonrpc.error_bytes(request_id, INVALID_PARAMS, text, data))
 
 
 def _is_token(token: Any) -> bool:
