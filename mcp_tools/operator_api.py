@@ -80,6 +80,8 @@ class AuditRowSerializer(serializers.ModelSerializer[CallAudit]):
             "role",
             "token_id",
             "credential",
+            "issuer",
+            "subject",
             "tool",
             "protocol",
             "era",

@@ -43,6 +43,7 @@ logger = logging.getLogger(__name__)
 # Credential kinds (``CallAudit.credential``).
 TOKEN: Final = "token"
 OAUTH: Final = "oauth"
+EXTERNAL_JWT: Final = "external_jwt"
 SESSION: Final = "session"
 # A stored argument value longer than this (as JSON text) is replaced by a marker.
 MAX_VALUE_CHARS: Final = 512
@@ -70,6 +71,8 @@ def credential_of(actor: Any) -> tuple[int | None, str]:
     token_id = getattr(actor, "token_id", None)
     if token_id is not None:
         return token_id, TOKEN
+    if getattr(actor, "identity", None) is not None:
+        return None, EXTERNAL_JWT
     return None, OAUTH if getattr(actor, "scopes", None) is not None else SESSION
 
 
@@ -126,9 +129,12 @@ def note(call: Any, ctx: Any, spec: Any, arguments: Any, idempotency_key: Any = 
         from idempotency import sha256_hex
 
         key = sha256_hex(idempotency_key)
+    issuer, subject = getattr(ctx.actor, "identity", None) or ("", "")
     call.audit = {
         "token_id": token_id,
         "credential": credential,
+        "issuer": issuer[:255],
+        "subject": subject[:255],
         "idempotency_key": key,
         "arguments": kept_arguments(spec, arguments),
     }
