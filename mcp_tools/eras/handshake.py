@@ -86,7 +86,9 @@ class Handshake(Era):
         if message.method == "initialize":
             # Kept per member in a jsonb column (mcp_tools.mailbox): what it cannot hold is
             # refused here, before the reply is sent and the declaration remembered.
-            refused = _unstorable(message.request_id, "capabilities", params.get("capabilities"))
+            refused = replies.unstorable(
+                message.request_id, "capabilities", params.get("capabilities")
+            )
             if refused is not None:
                 return refused
         meta = params.get("_meta")
@@ -157,7 +159,7 @@ async def _delivered(tenant_id: Any, user_id: Any, message: _jsonrpc.Message) ->
     out: nothing to match it to); 404 (unknown to this member) or 409 (answered before: a
     replay) otherwise, nothing delivered; 400 for an answer no jsonb column can hold."""
     raw = message.raw
-    refused = _unstorable(
+    refused = replies.unstorable(
         None,
         "result" if "result" in raw else "error",
         raw.get("result", raw.get("error")),
@@ -176,21 +178,6 @@ _UNDELIVERED: Final = {
     "unknown": (404, "No request with this id is waiting for your answer"),
     "answered": (409, "This request was answered already"),
 }
-
-
-def _unstorable(request_id: Any, field: str, value: Any, *, status: int = 200) -> Reply | None:
-    """-32602 (``reason: "unstorable"``) when ``value`` holds a NUL, a lone surrogate or a
-    non-finite number (``1e999``): PostgreSQL would refuse it, as a 500, after the reply."""
-    problems = _jsonrpc.unstorable_values(value, (field,))
-    if not problems:
-        return None
-    text = f"The {field} hold text or numbers that cannot be stored"
-    # A field is named by the keys on its path, themselves possibly lone surrogates.
-    named = [
-        {**p, "field": p["field"].encode("utf-8", "backslashreplace").decode()} for p in problems
-    ]
-    data = {"reason": "unstorable", "errors": named}
-    return Reply(status, _jsonrpc.error_bytes(request_id, INVALID_PARAMS, text, data))
 
 
 def _is_token(token: Any) -> bool:

@@ -12,6 +12,8 @@ from __future__ import annotations
 import json
 import logging
 import os
+import time
+from collections.abc import Iterator
 from typing import Any
 from urllib.parse import quote
 
@@ -21,8 +23,9 @@ from django.test import Client
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from mcp_tools.models import ClientDeclaration
-from tests.mcp_tools.conftest import HANDSHAKE, McpClient
+from mcp_tools.models import ClientDeclaration, TaskRecord
+from mcp_tools.taskrunner import runner
+from tests.mcp_tools.conftest import HANDSHAKE, MODERN, McpClient
 from tests.mutations import mutation
 
 pytestmark = pytest.mark.django_db
@@ -85,6 +88,49 @@ def test_an_initialize_whose_capabilities_no_column_holds_is_refused(mcp_client,
         response = client.post_raw(body, **{"MCP-Protocol-Version": HANDSHAKE})
     _refused(response, 200)
     assert not ClientDeclaration.objects.exists()
+    _no_traceback(caplog)
+
+
+MODERN_CALL = {
+    "MCP-Protocol-Version": MODERN,
+    "Mcp-Method": "tools/call",
+    "Mcp-Name": "slow_compute",
+}
+
+
+def _modern_meta(experimental: Any) -> dict[str, Any]:
+    """2026-07-28 ``_meta`` asking for a task, with ``experimental`` among the capabilities."""
+    return {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {
+            "extensions": {"io.modelcontextprotocol/tasks": {}},
+            "experimental": {"e": experimental},
+        },
+        "io.modelcontextprotocol/clientInfo": {"name": "fuzz", "version": "1"},
+    }
+
+
+@mutation(
+    "mcp_tools/eras/modern.py",
+    find="        if unstorable is not None:\n            return unstorable\n",
+    replace="",
+)
+@pytest.mark.django_db(transaction=True)
+@pytest.mark.parametrize("poison", POISONS)
+def test_a_task_whose_client_capabilities_no_column_holds_is_refused(mcp_client, caplog, poison):
+    """Guard: a 2026-07-28 ``tools/call`` run as a task keeps the client's declared capabilities
+    in the task's row; capabilities holding a NUL, a lone surrogate or ``1e999`` are 400 -32602
+    ``unstorable`` before any work. Mutation: serve it → the task row's jsonb write fails → a
+    500 → red."""
+    client: McpClient = mcp_client("Owner")
+    client.client = Client(raise_request_exception=False)
+    params = {"name": "slow_compute", "arguments": {"seconds": 0.05}}
+    params["_meta"] = _modern_meta({"v": "POISON"})
+    body = json.dumps({"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": params})
+    with caplog.at_level(logging.INFO):
+        response = client.post_raw(body.replace('"POISON"', poison), **MODERN_CALL)
+    _refused(response, 400)
+    assert not TaskRecord.objects.exists()
     _no_traceback(caplog)
 
 
@@ -208,9 +254,13 @@ def _where(value: Any) -> list[dict[str, Any]]:
 
 
 @pytest.fixture
-def owner(mcp_client: Any) -> McpClient:
+def owner(mcp_client: Any) -> Iterator[McpClient]:
     client: McpClient = mcp_client("Owner")
-    return client
+    yield client
+    # The tasks the fuzz started end before the test database is flushed.
+    deadline = time.monotonic() + 15
+    while runner.in_use and time.monotonic() < deadline:
+        time.sleep(0.05)
 
 
 @pytest.fixture
@@ -240,11 +290,20 @@ def staff() -> Client:
 @given(value=json_values)
 def test_no_stored_json_value_is_ever_a_server_error(owner, staff, value):
     """Every JSON value sent where ``mcp_tools`` stores it (mailbox answers, declared
-    capabilities, a task's client capabilities) or compares it with a column (the audit's
-    REST filters, the admin's filters and search): whatever it holds, never a 5xx. Mutation:
+    capabilities, a task's client capabilities and input responses) or compares it with a
+    column (the audit's REST filters, the admin's filters and search): whatever it holds,
+    never a 5xx. Mutation:
     the audit's REST filters take text with a NUL → PostgreSQL refuses it → a 500 → red."""
     for message in _where(value):
         response = owner.post_raw(_raw(message), **{"MCP-Protocol-Version": HANDSHAKE})
+        assert response.status_code < 500, (message, response.content[:300])
+    for params in (
+        {"_meta": _modern_meta({"v": value}), "inputResponses": {"k": {"v": value}}},
+        {"_meta": _modern_meta({"v": value})},
+    ):
+        task = {"name": "slow_compute", "arguments": {"seconds": 0.05}, **params}
+        message = {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": task}
+        response = owner.post_raw(_raw(message), **MODERN_CALL)
         assert response.status_code < 500, (message, response.content[:300])
     text = "".join(_texts(value))[:40].replace(INFINITY, "1e999")
     wire = quote(text, safe="", encoding="utf-8", errors="surrogatepass")
