@@ -254,9 +254,7 @@ def write_rows(rows: list[dict[str, Any]]) -> None:
         _insert(rows)
     except Exception as exc:
         if not _refused_for_content(exc):
-            logger.exception("call audit rows lost: the database refused %d row(s)", len(rows))
-            metrics.audit_rows_dropped(DROPPED_DATABASE, len(rows))
-            connection.close()
+            _lost(rows)
             return
         logger.warning(
             "a batch of %d call audit row(s) was refused; writing them one by one", len(rows)
@@ -265,19 +263,27 @@ def write_rows(rows: list[dict[str, Any]]) -> None:
 
 
 def _write_alone(rows: list[dict[str, Any]]) -> None:
-    for row in rows:
+    for index, row in enumerate(rows):
         try:
             _insert([row])
             continue
         except Exception as exc:
             if not _refused_for_content(exc):
-                raise
+                _lost(rows[index:])
+                return
         try:
             _insert([_marker(row)])
             logger.warning("a call audit row was refused; written with its arguments dropped")
         except Exception:
             logger.exception("a call audit row was lost: the database refused it")
             metrics.audit_rows_dropped(DROPPED_UNSTORABLE)
+
+
+def _lost(rows: list[dict[str, Any]]) -> None:
+    """The database refused ``rows`` for another reason than their content (down, unreachable)."""
+    logger.exception("call audit rows lost: the database refused %d row(s)", len(rows))
+    metrics.audit_rows_dropped(DROPPED_DATABASE, len(rows))
+    connection.close()
 
 
 def _marker(row: dict[str, Any]) -> dict[str, Any]:
