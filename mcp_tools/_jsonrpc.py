@@ -280,11 +280,11 @@ def unstorable_strings(value: Any) -> list[dict[str, str]]:
     return as_wire_json(value)[1]
 
 
-def unstorable_values(value: Any) -> list[dict[str, str]]:
+def unstorable_values(value: Any, path: tuple[str, ...] = ()) -> list[dict[str, str]]:
     """``unstorable_strings``, and every number a ``jsonb`` column refuses (``NaN``,
     ``Infinity``: ``1e999`` reads as one) as ``number_not_finite``: what a JSON value a client
     sends must be free of before it is stored (answers, capabilities, audit values)."""
-    return as_wire_json(value, finite=True)[1]
+    return as_wire_json(value, path, finite=True)[1]
 
 
 def _is_utf8(text: str) -> bool:

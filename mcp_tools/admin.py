@@ -5,8 +5,9 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from django.contrib import admin
-from django.http import HttpRequest
+from django.http import HttpRequest, HttpResponseBadRequest
 
+from mcp_tools._jsonrpc import unstorable_strings
 from mcp_tools.models import CallAudit, TenantSwitches
 
 # ModelAdmin is generic only in the type stubs (see tenancy/admin.py).
@@ -37,6 +38,16 @@ class CallAuditAdmin(CallAuditAdminBase):
     search_fields = ("tenant_key", "actor_id", "tool", "request_id", "error_code")
     date_hierarchy = "at"
     show_full_result_count = False
+
+    def changelist_view(self, request: HttpRequest, extra_context: Any = None) -> Any:
+        # A filter or search holding NUL (``?tool=%00``) would reach SQL and fail there: a 500.
+        for name, values in request.GET.lists():
+            if unstorable_strings([name, *values]):
+                return HttpResponseBadRequest(
+                    "Bad request: a filter holds NUL or unpaired surrogate characters.",
+                    content_type="text/plain",
+                )
+        return super().changelist_view(request, extra_context)
 
     def get_readonly_fields(self, request: HttpRequest, obj: Any = None) -> Any:
         return [field.name for field in CallAudit._meta.fields]

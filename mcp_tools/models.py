@@ -105,9 +105,12 @@ class CallAudit(models.Model):
     actor_id = models.CharField(max_length=64, blank=True, default="")
     role = models.CharField(max_length=64, blank=True, default="")
     # The credential: tenancy's token id (a personal or session token) and its kind ("token",
-    # "oauth": an OAuth access token, narrowed by scopes; "session": neither).
+    # "oauth": an OAuth access token, narrowed by scopes; "external_jwt": an external identity
+    # provider's token, named by its issuer and subject; "session": none of these).
     token_id = models.BigIntegerField(null=True)
     credential = models.CharField(max_length=16, blank=True, default="")
+    issuer = models.CharField(max_length=255, blank=True, default="")
+    subject = models.CharField(max_length=255, blank=True, default="")
     tool = models.CharField(max_length=128, blank=True, default="")
     protocol = models.CharField(max_length=8)
     era = models.CharField(max_length=32, blank=True, default="")

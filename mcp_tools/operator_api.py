@@ -26,7 +26,7 @@ from rest_framework.request import Request
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from mcp_tools import conf, switches
+from mcp_tools import _jsonrpc, conf, switches
 from mcp_tools.models import CallAudit, TenantSwitches
 from tenancy import Policy, active_roles, evaluate
 from tenancy.authentication import TenancyAuthentication
@@ -80,6 +80,8 @@ class AuditRowSerializer(serializers.ModelSerializer[CallAudit]):
             "role",
             "token_id",
             "credential",
+            "issuer",
+            "subject",
             "tool",
             "protocol",
             "era",
@@ -98,9 +100,22 @@ def _int_param(request: Request, name: str, *, default: int | None, low: int, hi
     raw = request.query_params.get(name)
     if raw is None:
         return default
-    if not raw.isdigit() or not low <= int(raw) <= high:
+    # ASCII only: str.isdigit() also admits "５" and "²" (int() reads the first as 5).
+    if not (raw.isascii() and raw.isdigit()) or not low <= int(raw) <= high:
         raise ValidationError({name: f"an integer from {low} to {high}"}, code="invalid")
     return int(raw)
+
+
+def _text_param(request: Request, name: str) -> str | None:
+    """``name``'s value; a 400 (``string_contains_nul``…) for text no column holds: compared
+    with one in SQL it would be a database error, a 500."""
+    raw = request.query_params.get(name)
+    if raw is None:
+        return None
+    problems = _jsonrpc.unstorable_strings(raw)
+    if problems:
+        raise ValidationError({name: problems[0]["message"]}, code=problems[0]["code"])
+    return raw
 
 
 def _time_param(request: Request, name: str) -> Any:
@@ -146,7 +161,7 @@ class CallAuditListApi(ProblemsByDefault, APIView):
         cursor = _int_param(request, "cursor", default=None, low=1, high=2**63 - 1)
         rows = CallAudit.objects.filter(tenant_key=_tenant_key(request))
         for param, field in _FILTERS.items():
-            value = request.query_params.get(param)
+            value = _text_param(request, param)
             if value is not None:
                 rows = rows.filter(**{field: value[:128]})
         since, until = _time_param(request, "since"), _time_param(request, "until")

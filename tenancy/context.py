@@ -67,6 +67,7 @@ class ActorContext:
         "token_id",
         "credential_epoch",
         "scopes",
+        "identity",
         "is_system",
         "label",
         "permissions",
@@ -88,6 +89,9 @@ class ActorContext:
         # What the credential may do on top of the role (OAuth scopes); None = not narrowed
         # (personal and session tokens).
         self.scopes: frozenset[str] | None = None
+        # ``(issuer, subject)`` of an external identity provider's token; None for the
+        # toolkit's own credentials.
+        self.identity: tuple[str, str] | None = None
         self.is_system = False
         self.label = ""
         # The user's Django permissions, once a has_perm policy asked (tenancy.roles).
@@ -110,6 +114,7 @@ class ActorContext:
         token_id: int | None = None,
         scopes: frozenset[str] | None = None,
         credential_epoch: int | None = None,
+        identity: tuple[str, str] | None = None,
     ) -> None:
         """Resolve to a real person. ``user`` must be a saved user instance.
 
@@ -132,6 +137,7 @@ class ActorContext:
         self.token_id = token_id
         self.credential_epoch = credential_epoch
         self.scopes = frozenset(scopes) if scopes is not None else None
+        self.identity = identity
         self.is_system = False
         self._is_resolved = True
 

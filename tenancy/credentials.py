@@ -34,11 +34,14 @@ class Credential:
             (``tenancy.tokens.ensure_live``).
         token_id: a ``tenancy.models.AccessToken`` id, or ``None`` for other kinds.
         scopes: the credential's scopes, or ``None`` when only the role decides.
+        identity: ``(issuer, subject)`` of a token an external identity provider issued
+            (``tenancy.external_jwt``), or ``None``: what an audit records it as.
     """
 
     membership: AbstractMembership
     token_id: int | None = None
     scopes: frozenset[str] | None = None
+    identity: tuple[str, str] | None = None
 
 
 # ``verify(raw, request) -> Credential | None``: ``None`` = "not my kind of token"; a

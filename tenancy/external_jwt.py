@@ -207,7 +207,11 @@ def verify(raw: str, request: Any) -> Credential | None:
         raise TokenAudienceError()
     membership = _membership(claims, config)
     ensure_live(membership, credential_epoch=membership.credential_epoch)
-    return Credential(membership=membership, scopes=_scopes(claims, config))
+    return Credential(
+        membership=membership,
+        scopes=_scopes(claims, config),
+        identity=(config.issuer, str(claims.get(config.user_claim))),
+    )
 
 
 def _check_lifetime(claims: Mapping[str, Any], config: Settings) -> None:
@@ -236,14 +240,14 @@ def _membership(claims: Mapping[str, Any], config: Settings) -> Any:
         .only("pk")
         .first()
     )
-    user = (
-        get_user_model()
-        ._default_manager.filter(**{config.user_lookup: user_key})
-        .only("pk")
-        .first()
+    # Two users matching (USER_LOOKUP on a field that is not unique, like ``email``) name no
+    # one: refused, never the first of them.
+    users = list(
+        get_user_model()._default_manager.filter(**{config.user_lookup: user_key}).only("pk")[:2]
     )
-    if tenant is None or user is None:
+    if tenant is None or len(users) != 1:
         raise AuthenticationFailedError()
+    (user,) = users
     membership = with_user_and_tenant(memberships(user=user, tenant=tenant)).first()
     if membership is None:
         raise AuthenticationFailedError()

@@ -163,6 +163,7 @@ class TenancyMiddleware(MiddlewareMixin):
             role=membership.effective_role,
             token_id=credential.token_id,
             scopes=credential.scopes,
+            identity=credential.identity,
             credential_epoch=membership.credential_epoch,
         )
         resolve_row_scope(tenant, actor, request.row_scope)  # type: ignore[attr-defined]

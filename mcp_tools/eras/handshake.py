@@ -83,6 +83,14 @@ class Handshake(Era):
                 )
             return ACCEPTED
         params = message.params or {}
+        if message.method == "initialize":
+            # Kept per member in a jsonb column (mcp_tools.mailbox): what it cannot hold is
+            # refused here, before the reply is sent and the declaration remembered.
+            refused = replies.unstorable(
+                message.request_id, "capabilities", params.get("capabilities")
+            )
+            if refused is not None:
+                return refused
         meta = params.get("_meta")
         token = meta.get("progressToken") if isinstance(meta, Mapping) else None
         exchange = Exchange(
@@ -149,7 +157,16 @@ class Handshake(Era):
 async def _delivered(tenant_id: Any, user_id: Any, message: _jsonrpc.Message) -> Reply:
     """202 for an answer filed for its waiting call (or one whose id this server never hands
     out: nothing to match it to); 404 (unknown to this member) or 409 (answered before: a
-    replay) otherwise, nothing delivered."""
+    replay) otherwise, nothing delivered; 400 for an answer no jsonb column can hold."""
+    raw = message.raw
+    refused = replies.unstorable(
+        None,
+        "result" if "result" in raw else "error",
+        raw.get("result", raw.get("error")),
+        status=400,
+    )
+    if refused is not None:
+        return refused
     delivery = await sync_to_async(mailbox.deliver)(tenant_id, user_id, message.raw)
     if delivery in ("accepted", "not ours"):
         return ACCEPTED

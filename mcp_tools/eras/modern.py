@@ -102,6 +102,12 @@ class Modern(Era):
         meta = meta if isinstance(meta, Mapping) else _NO_CAPABILITIES
         declared = meta.get(CLIENT_CAPABILITIES_META_KEY)
         capabilities = declared if isinstance(declared, Mapping) else _NO_CAPABILITIES
+        # A task keeps them in a jsonb column (mcp_tools.taskstore): refused before any work.
+        unstorable = replies.unstorable(
+            message.request_id, "capabilities", capabilities, status=400
+        )
+        if unstorable is not None:
+            return unstorable
         extensions = capabilities.get("extensions")
         token = meta.get("progressToken")
         level = meta.get(LOG_LEVEL_META_KEY)

@@ -43,6 +43,7 @@ logger = logging.getLogger(__name__)
 # Credential kinds (``CallAudit.credential``).
 TOKEN: Final = "token"
 OAUTH: Final = "oauth"
+EXTERNAL_JWT: Final = "external_jwt"
 SESSION: Final = "session"
 # A stored argument value longer than this (as JSON text) is replaced by a marker.
 MAX_VALUE_CHARS: Final = 512
@@ -70,6 +71,8 @@ def credential_of(actor: Any) -> tuple[int | None, str]:
     token_id = getattr(actor, "token_id", None)
     if token_id is not None:
         return token_id, TOKEN
+    if getattr(actor, "identity", None) is not None:
+        return None, EXTERNAL_JWT
     return None, OAUTH if getattr(actor, "scopes", None) is not None else SESSION
 
 
@@ -126,9 +129,12 @@ def note(call: Any, ctx: Any, spec: Any, arguments: Any, idempotency_key: Any = 
         from idempotency import sha256_hex
 
         key = sha256_hex(idempotency_key)
+    issuer, subject = getattr(ctx.actor, "identity", None) or ("", "")
     call.audit = {
         "token_id": token_id,
         "credential": credential,
+        "issuer": issuer[:255],
+        "subject": subject[:255],
         "idempotency_key": key,
         "arguments": kept_arguments(spec, arguments),
     }
@@ -248,9 +254,7 @@ def write_rows(rows: list[dict[str, Any]]) -> None:
         _insert(rows)
     except Exception as exc:
         if not _refused_for_content(exc):
-            logger.exception("call audit rows lost: the database refused %d row(s)", len(rows))
-            metrics.audit_rows_dropped(DROPPED_DATABASE, len(rows))
-            connection.close()
+            _lost(rows)
             return
         logger.warning(
             "a batch of %d call audit row(s) was refused; writing them one by one", len(rows)
@@ -259,19 +263,27 @@ def write_rows(rows: list[dict[str, Any]]) -> None:
 
 
 def _write_alone(rows: list[dict[str, Any]]) -> None:
-    for row in rows:
+    for index, row in enumerate(rows):
         try:
             _insert([row])
             continue
         except Exception as exc:
             if not _refused_for_content(exc):
-                raise
+                _lost(rows[index:])
+                return
         try:
             _insert([_marker(row)])
             logger.warning("a call audit row was refused; written with its arguments dropped")
         except Exception:
             logger.exception("a call audit row was lost: the database refused it")
             metrics.audit_rows_dropped(DROPPED_UNSTORABLE)
+
+
+def _lost(rows: list[dict[str, Any]]) -> None:
+    """The database refused ``rows`` for another reason than their content (down, unreachable)."""
+    logger.exception("call audit rows lost: the database refused %d row(s)", len(rows))
+    metrics.audit_rows_dropped(DROPPED_DATABASE, len(rows))
+    connection.close()
 
 
 def _marker(row: dict[str, Any]) -> dict[str, Any]:

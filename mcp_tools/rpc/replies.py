@@ -51,6 +51,22 @@ def error(era: Era, request_id: Any, code: int, message: str, data: Any = None) 
     return Reply(era.statuses.get(code, 200), _jsonrpc.error_bytes(request_id, code, message, data))
 
 
+def unstorable(request_id: Any, field: str, value: Any, *, status: int = 200) -> Reply | None:
+    """-32602 (``reason: "unstorable"``) when ``value``, which the server stores (a mailbox
+    answer, declared capabilities, a task's capabilities), holds a NUL, a lone surrogate or a
+    non-finite number (``1e999``): PostgreSQL would refuse it, as a 500, after the reply."""
+    problems = _jsonrpc.unstorable_values(value, (field,))
+    if not problems:
+        return None
+    text = f"Invalid {field}: text or numbers that cannot be stored"
+    # A field is named by the keys on its path, themselves possibly lone surrogates.
+    named = [
+        {**p, "field": p["field"].encode("utf-8", "backslashreplace").decode()} for p in problems
+    ]
+    data = {"reason": "unstorable", "errors": named}
+    return Reply(status, _jsonrpc.error_bytes(request_id, INVALID_PARAMS, text, data))
+
+
 def result(
     era: Era, request_id: Any, body: dict[str, Any], server_info: Mapping[str, Any]
 ) -> Reply:

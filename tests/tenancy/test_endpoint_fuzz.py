@@ -1,11 +1,13 @@
-"""Every endpoint of ``tenancy`` and ``tenancy.oauth``, fuzzed: never a 5xx.
+"""Every endpoint of ``tenancy``, ``tenancy.oauth``, ``mcp_tools`` and ``a2a_tools``, fuzzed:
+never a 5xx.
 
 The endpoints are listed from the URL resolver (every route whose view lives in ``tenancy``),
 so a new one is fuzzed without anyone remembering to add it. Each example sends one request:
 a method the route may or may not allow, a query string, a form or JSON body (field names the
-endpoints read, and others), ``Authorization`` and ``Content-Type`` headers, path parameters —
-built from text as it comes and from the strings no store can keep (NUL, lone surrogates,
-sent as the bytes a client would put on the wire), signed in or not. The answer is whatever
+endpoints read, and others), ``Authorization`` (a tenant admin's real token among junk) and
+``Content-Type`` headers, path parameters — built from text as it comes and from the strings no
+store can keep (NUL, lone surrogates, sent as the bytes a client would put on the wire), signed
+in as a member, as staff, or not. The answer is whatever
 the endpoint decides, as long as it is not a server error.
 
 Bounded for CI: ``CLUCK_FUZZ_EXAMPLES`` examples per route (default 25), derandomized
@@ -21,12 +23,13 @@ from typing import Any
 from urllib.parse import quote
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.test import Client
 from django.urls import URLPattern, URLResolver, get_resolver
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from tests.factories import MembershipFactory
+from tests.factories import MembershipFactory, bearer_for
 from tests.mutations import mutation
 
 pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
@@ -34,6 +37,8 @@ pytestmark = [pytest.mark.django_db(transaction=True), pytest.mark.postgres]
 EXAMPLES = int(os.environ.get("CLUCK_FUZZ_EXAMPLES", "25"))
 DERANDOMIZE = os.environ.get("CLUCK_FUZZ_RANDOM") != "1"
 CLIENT = "fuzz-public-client"
+# Replaced by a real bearer of a tenant admin: the operator API reads its filters only then.
+OWNER = "Bearer <owner>"
 
 FIELDS = [
     "grant_type", "client_id", "client_secret", "code", "code_verifier", "redirect_uri",
@@ -42,6 +47,8 @@ FIELDS = [
     "client_name", "redirect_uris", "grant_types", "response_types", "client_uri", "logo_uri",
     "token_endpoint_auth_method", "software_id", "contacts", "membership", "allow", "next",
     "email", "tenantCode", "farmCode", "name", "expiresInDays", "csrfmiddlewaretoken",
+    "actor", "tool", "outcome", "protocol", "since", "until", "limit", "cursor", "actor_id",
+    "tenant_key", "q", "readOnly", "disabledTools",
 ]  # fmt: skip
 VALUES = [
     "authorization_code", "refresh_token", "password", "client_credentials", "code", "S256",
@@ -94,6 +101,13 @@ PLAUSIBLE: dict[str, Any] = {
     "farmCode": st.just("sunrise"),
     "name": st.just("laptop"),
     "expiresInDays": st.just("30"),
+    # The operator API's filters and switches, the audit admin's filters.
+    "tool": st.just("mcptest_whoami"),
+    "actor": st.just("1"),
+    "outcome": st.just("ok"),
+    "limit": st.just("5"),
+    "since": st.just("2026-12-01T00:00:00Z"),
+    "disabledTools": st.just(["mcptest_whoami"]),
 }
 
 
@@ -129,6 +143,7 @@ authorization = st.none() | st.sampled_from(
         "Basic dXNlcjpwdw==",
         "Basic !!!",
         "Session abc",
+        OWNER,
     ]
 )
 content_type = st.sampled_from(
@@ -156,20 +171,26 @@ def _routes() -> list[tuple[str, Any]]:
                 walk(pattern.url_patterns, prefix + str(pattern.pattern))
             elif isinstance(pattern, URLPattern):
                 module = getattr(pattern.callback, "__module__", "") or ""
-                if module == "tenancy" or module.startswith("tenancy."):
+                if module.partition(".")[0] in FUZZED_APPS:
                     found.append((prefix + str(pattern.pattern), pattern.callback))
 
     walk(get_resolver().url_patterns, "")
     return found
 
 
+# The toolkit's apps: tenancy's REST views and OAuth server, and mcp_tools' and a2a_tools'
+# endpoints (/mcp, /a2a, discovery, the operator API, the audit's admin list, health, metrics).
+FUZZED_APPS = {"tenancy", "mcp_tools", "a2a_tools"}
 ROUTES = sorted({route for route, _ in _routes()})
 PARAMETER = re.compile(r"<(?:(\w+):)?(\w+)>")
 
 
 def test_the_routes_are_found():
-    """The resolver holds tenancy's REST views and the OAuth server's endpoints."""
+    """The resolver holds tenancy's REST views, the OAuth server's endpoints and the toolkit's
+    own (the audit's admin list is its own view)."""
     assert {"oauth/token/", "oauth/register/", "oauth/authorize/"} <= set(ROUTES)
+    assert {"api/v1/mcp/audit/", "api/v1/mcp/switches/", "mcp", "a2a"} <= set(ROUTES)
+    assert "admin/mcp_tools/callaudit/" in ROUTES
     assert any(route.endswith("auth/login/") for route in ROUTES)
     assert any(route.endswith("me/tokens/") for route in ROUTES)
 
@@ -210,7 +231,7 @@ def _path(route: str, values: list[str]) -> str:
     content=st.none() | content_type,
     bearer=authorization,
     path_values=st.lists(text, min_size=1, max_size=2),
-    signed_in=st.booleans(),
+    signed_in=st.sampled_from(["", "member", "staff"]),
 )
 def test_an_endpoint_never_answers_a_server_error(
     route: str,
@@ -223,14 +244,14 @@ def test_an_endpoint_never_answers_a_server_error(
     content: str | None,
     bearer: str | None,
     path_values: list[str],
-    signed_in: bool,
+    signed_in: str,
 ) -> None:
     """Mutation: the OAuth endpoints stop refusing NUL and lone surrogates before any work →
     red (a poisoned ``client_id`` reaches PostgreSQL: an HTML 500)."""
     _registered_client()
     client = Client(raise_request_exception=False)
     if signed_in:
-        client.force_login(_member().user)
+        client.force_login(_member().user if signed_in == "member" else _staff())
     path = _path(route, path_values)
     query = _flat(query_fields, query)
     if query:
@@ -241,6 +262,8 @@ def test_an_endpoint_never_answers_a_server_error(
     else:
         body = _query(_flat(form_fields, form)).encode("ascii")
         content = content or "application/x-www-form-urlencoded"
+    if bearer == OWNER:
+        bearer = f"Bearer {_owner_bearer()}"
     headers = {} if bearer is None else {"Authorization": bearer}
     response = client.generic(method, path, body, content_type=content, headers=headers)
     assert response.status_code < 500, (method, path, body[:300], response.content[:500])
@@ -264,6 +287,22 @@ def _registered_client() -> None:
 
 
 _members: list[Any] = []
+_owners: list[tuple[Any, str]] = []
+
+
+def _owner_bearer() -> str:
+    """A tenant admin's personal token (made once per test: the database is emptied between)."""
+    if not _owners or not type(_owners[0][0]).objects.filter(pk=_owners[0][0].pk).exists():
+        owner = MembershipFactory.create(roles=["Admin"])
+        _owners[:] = [(owner, bearer_for(owner))]
+    return _owners[0][1]
+
+
+def _staff() -> Any:
+    user = get_user_model().objects.filter(username="fuzz-staff").first()
+    return user or get_user_model().objects.create_superuser(
+        username="fuzz-staff", email="fuzz-staff@example.com", password="pw"
+    )
 
 
 def _member() -> Any:

@@ -351,3 +351,43 @@ def test_a_plain_http_key_set_is_allowed_with_debug(settings):
     settings.DEBUG = True
     settings.TENANCY_EXTERNAL_JWT = {"ISSUER": "http://127.0.0.1:8080/realms/dev"}
     assert check_external_jwt() == []
+
+
+@mutation(
+    "tenancy/external_jwt.py",
+    find="    if tenant is None or len(users) != 1:",
+    replace="    if tenant is None or not users:",
+)
+def test_a_subject_matching_two_users_is_refused_never_the_first(issuer, member):
+    """Guard: ``USER_LOOKUP`` on a field that is not unique (``email`` here) and two users
+    holding the token's subject: refused ``Auth.InvalidToken``, never acted on as the first of
+    them. Mutation: accept the first match (``.first()``, as before) → the call runs as the
+    member → red."""
+    twin = type(member.user).objects.create_user(
+        username=f"twin-{member.user.pk}", email=member.user.email, password="pw"
+    )
+    assert twin.pk != member.user_id
+    assert _refusal_code(issuer.token(**_claims_for(member))) == "Auth.InvalidToken"
+
+
+@mutation(
+    "mcp_tools/observability/audit.py",
+    find="        return None, EXTERNAL_JWT\n",
+    replace="        return None, SESSION\n",
+)
+@mutation("tenancy/middleware.py", find="            identity=credential.identity,\n", replace="")
+@pytest.mark.django_db(transaction=True)
+def test_an_external_jwt_call_is_audited_as_one_with_its_issuer_and_subject(issuer, member):
+    """Guard: the audit row of a call made with the identity provider's token says so:
+    credential ``external_jwt``, the issuer and the subject, no token id (it was recorded as
+    ``session``). Mutations: the audit ignores the identity → ``session`` → red; the middleware
+    drops it from the actor → ``session``, no issuer → red."""
+    from mcp_tools.models import CallAudit
+    from mcp_tools.observability import audit
+
+    status, reply = _whoami(issuer.token(**_claims_for(member)))
+    assert status == 200, reply
+    audit.flush()
+    (row,) = CallAudit.objects.filter(actor_id=str(member.user_id))
+    assert (row.credential, row.token_id) == (audit.EXTERNAL_JWT, None)
+    assert (row.issuer, row.subject) == (issuer.url, member.user.email)
