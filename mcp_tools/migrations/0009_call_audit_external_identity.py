@@ -5,7 +5,7 @@ from django.db import migrations, models
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("mcp_tools", "0007_task_credential"),
+        ("mcp_tools", "0008_change_event_row_key"),
     ]
 
     operations = [
