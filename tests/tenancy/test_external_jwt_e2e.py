@@ -11,6 +11,7 @@ from __future__ import annotations
 import asyncio
 import json
 import subprocess
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -39,7 +40,30 @@ def server(issuer: LocalIssuer, django_db_setup: Any) -> Iterator[ServerURL]:
     # DEBUG: the local issuer is plain http on loopback, which tenancy.E022 refuses otherwise.
     env = {"CLUCK_EXTERNAL_JWT_ISSUER": issuer.url, "DEBUG": "true"}
     with serve("uvicorn", env=env) as url:
+        _wait_for_the_key_set(issuer, url)
         yield url
+
+
+def _wait_for_the_key_set(issuer: LocalIssuer, server: str, seconds: float = 20.0) -> None:
+    """A fresh server refuses JWTs (401 ``Auth.SigningKeysUnavailable``, "retry shortly") until
+    its one background fetch of the key set lands: retry as a client would, then the tests run
+    on a server that holds the keys."""
+    deadline = time.monotonic() + seconds
+    while True:
+        reply = httpx2.post(
+            f"{server}/mcp",
+            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
+            headers={
+                "Authorization": f"Bearer {issuer.token(aud='https://warm-up.example/mcp')}",
+                "Accept": "application/json, text/event-stream",
+                "MCP-Protocol-Version": "2025-11-25",
+            },
+            timeout=30,
+        )
+        if reply.json()["error"]["data"]["code"] != "Auth.SigningKeysUnavailable":
+            return
+        assert time.monotonic() < deadline, "the server never fetched the issuer's key set"
+        time.sleep(0.2)
 
 
 @pytest.fixture
