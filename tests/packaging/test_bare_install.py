@@ -260,23 +260,44 @@ def test_each_extra_installs_and_its_feature_passes_check(
     find='if importlib.util.find_spec("oauth2_provider") is None:',
     replace="if False:",
 )
-@pytest.mark.parametrize("extra", ["oauth", "a2a"])
-def test_a_feature_configured_without_its_extra_names_the_extra(
-    bare: BareInstall, extra: str, tmp_path: Path
-) -> None:
+def test_tenancy_oauth_without_its_extra_names_the_extra(bare: BareInstall, tmp_path: Path) -> None:
     """Mutation: drop tenancy.oauth's look for django-oauth-toolkit before its models import
     it → red: ``check`` on the bare install ends in ``No module named 'oauth2_provider'`` from
-    tenancy/oauth/models.py, which names no extra."""
+    tenancy/oauth/models.py, which names no extra.
+
+    Not a system check: its models subclass django-oauth-toolkit's, so the app cannot load
+    without it (and the guide's ``"oauth2_provider"`` in INSTALLED_APPS stops Django before
+    any app of ours with ``No module named 'oauth2_provider'``). Here tenancy.oauth is listed
+    alone, and start-up stops on the error that names the extra."""
     shop = start_project(bare, tmp_path)
-    settings = configure(shop, extra)
-    # The project's own list, without django-oauth-toolkit's app (not installed: Django itself
-    # would name it); tenancy.oauth is what must say which extra it needs.
-    path = shop.path / settings.replace(".", "/")
-    path = path.with_suffix(".py")
+    settings = configure(shop, "oauth")
+    path = (shop.path / settings.replace(".", "/")).with_suffix(".py")
     path.write_text(path.read_text().replace('"oauth2_provider", ', ""))
     done = attempt(shop, ["manage.py", "check"], settings)
     assert done.returncode != 0
-    assert f"pip install 'cluck[{extra}]'" in done.stderr, done.stderr
+    assert "tenancy.oauth needs django-oauth-toolkit: pip install 'cluck[oauth]'" in done.stderr
+
+
+@mutation(
+    "a2a_tools/urls.py",
+    find="if sdk_installed():\n",
+    replace="if True:\n",
+)
+def test_a2a_tools_without_its_extra_is_check_E001_not_a_traceback(
+    bare: BareInstall, tmp_path: Path
+) -> None:
+    """``a2a_tools`` in INSTALLED_APPS and its URLs included as docs/a2a.md says, on the bare
+    install: ``check`` reports ``a2a_tools.E001`` naming the extra, and ``migrate`` stops on
+    the same check, with no traceback. Mutation: route the views whatever is installed → red:
+    the URL check imports them and every command ends in ``No module named 'a2a'``."""
+    shop = start_project(bare, tmp_path)
+    settings = configure(shop, "a2a")
+    for argv in (["manage.py", "check"], ["manage.py", "migrate", "--no-input"]):
+        done = attempt(shop, argv, settings)
+        assert done.returncode != 0
+        assert "a2a_tools.E001" in done.stderr, done.stderr
+        assert "pip install 'cluck[a2a]'" in done.stderr
+        assert "Traceback" not in done.stderr, done.stderr
 
 
 # --- the figures the docs state --------------------------------------------------------------
