@@ -49,6 +49,7 @@ class BareInstall:
     env: dict[str, str]
     distributions: list[str]
     site_packages_bytes: int
+    bytes_by_name: dict[str, int]
 
     @property
     def python(self) -> str:
@@ -77,8 +78,12 @@ MEASURE = r"""
 import importlib.metadata, json, os, sysconfig
 site = sysconfig.get_paths()["purelib"]
 size = sum(os.path.getsize(os.path.join(d, f)) for d, _, fs in os.walk(site) for f in fs)
-print(json.dumps({"names": sorted(d.metadata["Name"] for d in importlib.metadata.distributions()),
-                  "bytes": size}))
+def files(dist):  # its RECORD: the files pip wrote for it, bytecode included
+    paths = [os.path.join(site, str(f)) for f in dist.files or ()]
+    return sum(os.path.getsize(p) for p in paths if os.path.isfile(p))
+dists = list(importlib.metadata.distributions())
+print(json.dumps({"names": sorted(d.metadata["Name"] for d in dists), "bytes": size,
+                  "by_name": {d.metadata["Name"]: files(d) for d in dists}}))
 """
 
 
@@ -90,7 +95,9 @@ def bare(dists: Dists, tmp_path_factory: Any) -> BareInstall:
     run([sys.executable, "-m", "venv", "--without-pip", str(venv)], base, venv_env(venv))
     pip_install(venv, str(dists.wheel), base)
     measured = json.loads(run([str(venv / "bin" / "python"), "-c", MEASURE], base, venv_env(venv)))
-    return BareInstall(venv, venv_env(venv), measured["names"], measured["bytes"])
+    return BareInstall(
+        venv, venv_env(venv), measured["names"], measured["bytes"], measured["by_name"]
+    )
 
 
 def start_project(bare: BareInstall, base: Path) -> InstalledShop:
@@ -331,6 +338,17 @@ def test_the_docs_state_the_bare_install_the_test_measured(bare: BareInstall) ->
         assert abs(mb - measured_mb) <= 0.1 * measured_mb, (doc.name, mb, measured_mb)
     names = stated_names(GUIDE.read_text())
     assert sorted(names, key=str.lower) == sorted(bare.distributions, key=str.lower)
+    # The parts the guide names: the apps, Django, cryptography.
+    text = " ".join(GUIDE.read_text().split())
+    for name, pattern in (
+        ("cluck", r"decorator\), ([\d.]+) MB together"),
+        ("Django", r"Django is ([\d.]+) MB of it"),
+        ("cryptography", r"`cryptography`, which the SDK's JWT support pulls in, ([\d.]+) MB"),
+    ):
+        match = re.search(pattern, text)
+        assert match, (name, pattern)
+        measured = bare.bytes_by_name[name] / 1_000_000
+        assert abs(float(match[1]) - measured) <= 0.1 * measured, (name, match[1], measured)
 
 
 def _engine_floor(package: str) -> str:
