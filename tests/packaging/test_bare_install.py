@@ -7,8 +7,8 @@ venv outside the repository **with no extras**; ``django-admin startproject`` ma
 and ``startapp`` its app, the files of docs/new-project.md replace theirs, and every
 ``python manage.py …`` line of the guide runs verbatim (``makemigrations``, ``migrate``,
 ``check``, a store, ``add_member``, ``issue_token``, ``mcp_tools``) on SQLite, as the guide
-does; then the guide's ``runserver`` serves the guide's tools, and an HTTP ``tools/list`` with
-the printed token lists them. Each extra is then installed into a copy of that venv and the
+does; then the guide's ``runserver`` and ``uvicorn`` serve the guide's tools, and an HTTP
+``tools/list`` with the printed token lists them on each. Each extra is then installed into a copy of that venv and the
 feature it brings is configured, imported and checked; configured *without* its extra, a
 feature stops start-up with an error naming the extra to install.
 
@@ -35,7 +35,7 @@ import pytest
 from tests.mutations import mutation
 from tests.packaging.test_distribution import ROOT, Dists, InstalledShop, run
 from tests.project_harness import file_blocks
-from tests.shop.harness import GUIDE, guide_server_command, run_guide, shop_env
+from tests.shop.harness import GUIDE, run_guide, shop_env
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
 
@@ -109,10 +109,7 @@ def start_project(bare: BareInstall, base: Path) -> InstalledShop:
     for name, text in file_blocks(GUIDE).items():
         (path / name).write_text(text)
 
-    def server_command(kind: str) -> list[str]:
-        return [bare.python if part == "python" else part for part in guide_server_command(kind)]
-
-    return InstalledShop(path, env=bare.env, server_command=server_command, python=bare.python)
+    return InstalledShop(path, env=bare.env, python=bare.python)
 
 
 def tools_list(url: str, token: str) -> dict[str, Any]:
@@ -149,11 +146,14 @@ def test_a_bare_install_runs_the_new_project_guide_and_serves_tools_list(
     assert Path(where.split()[0]).is_relative_to(bare.venv), where
     assert where.split()[1] == "None", "the farm is importable from the bare install"
 
-    with shop.serve("runserver") as url:
-        answer = tools_list(url, token)
-    assert answer["id"] == 1
-    names = {tool["name"] for tool in answer["result"]["tools"]}
-    assert names == {"shop_list_products", "shop_add_product"}
+    # The guide's two servers: runserver, and uvicorn on shop/asgi.py (uvicorn comes with the
+    # SDK: nothing more to install).
+    with shop.servers(["runserver", "uvicorn"]) as urls:
+        answers = [tools_list(url, token) for url in urls]
+    for answer in answers:
+        assert answer["id"] == 1
+        names = {tool["name"] for tool in answer["result"]["tools"]}
+        assert names == {"shop_list_products", "shop_add_product"}
 
 
 # --- the extras ------------------------------------------------------------------------------
