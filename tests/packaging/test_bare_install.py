@@ -8,9 +8,10 @@ and ``startapp`` its app, the files of docs/new-project.md replace theirs, and e
 ``python manage.py …`` line of the guide runs verbatim (``makemigrations``, ``migrate``,
 ``check``, a store, ``add_member``, ``issue_token``, ``mcp_tools``) on SQLite, as the guide
 does; then the guide's ``runserver`` and ``uvicorn`` serve the guide's tools, and an HTTP
-``tools/list`` with the printed token lists them on each. Each extra is then installed into a copy of that venv and the
-feature it brings is configured, imported and checked; configured *without* its extra, a
-feature stops start-up with an error naming the extra to install.
+``tools/list`` with the printed token lists them on each. Each extra is then installed into a
+copy of that venv and the feature it brings is configured, imported and checked; configured
+*without* its extra, a feature stops start-up with an error naming the extra to install
+(``a2a_tools``: the system check ``a2a_tools.E001``).
 
 The install is measured (distributions, bytes in site-packages) and the figures the README and
 docs/new-project.md state are held to it, like the Node version docs/connecting-clients.md
