@@ -257,10 +257,15 @@ def test_each_extra_installs_and_its_feature_passes_check(
         pip_install(venv, f"{dists.wheel}[{extra}]", tmp_path)
         on_extra = InstalledShop(shop.path, env=venv_env(venv), python=str(venv / "bin" / "python"))
         settings = configure(on_extra, extra)
-        use = f"import django; django.setup(); {EXTRA_FEATURES[extra][2]}"
-        for argv in (["-c", use], ["manage.py", "check"]):
-            done = attempt(on_extra, argv, settings)
-            assert done.returncode == 0, (extra, argv, done.stdout, done.stderr)
+        # One process: the feature's modules, then manage.py check's own command (an error
+        # is its SystemCheckError, a non-zero exit).
+        use = (
+            f"import django; django.setup(); {EXTRA_FEATURES[extra][2]}; "
+            "from django.core.management import call_command; call_command('check')"
+        )
+        done = attempt(on_extra, ["-c", use], settings)
+        # Warnings pass: django-ratelimit's own for Django's RedisCache, say.
+        assert done.returncode == 0, (extra, done.stdout, done.stderr)
 
 
 @mutation(
