@@ -313,6 +313,22 @@ def test_a2a_tools_without_its_extra_is_check_E001_not_a_traceback(
         assert "Traceback" not in done.stderr, done.stderr
 
 
+@mutation(
+    "tenancy/checks.py",
+    find='    if importlib.util.find_spec("redis") is not None:\n        return []\n',
+    replace="    return []\n",
+)
+def test_a_redis_cache_without_its_extra_is_check_E030(bare: BareInstall, tmp_path: Path) -> None:
+    """The rate counters on Redis as docs/deploying.md says, on the bare install: nothing
+    imports redis until the first count (every /mcp call would be a 500), so ``check`` says
+    ``tenancy.E030`` with the extra to install. Mutation: never look for the package → red."""
+    shop = start_project(bare, tmp_path)
+    done = attempt(shop, ["manage.py", "check"], configure(shop, "redis"))
+    assert done.returncode != 0
+    assert "tenancy.E030" in done.stderr and "pip install 'cluck[redis]'" in done.stderr
+    assert "Traceback" not in done.stderr, done.stderr
+
+
 # --- the figures the docs state --------------------------------------------------------------
 
 
