@@ -22,12 +22,10 @@ class A2AToolsConfig(AppConfig):
                 "List a2a_tools after mcp_tools in INSTALLED_APPS: it projects the catalogue "
                 "mcp_tools prepares"
             )
-        try:
-            import a2a.types  # noqa: F401
-        except ImportError as exc:  # pragma: no cover - depends on the install
-            raise ImproperlyConfigured(
-                "a2a_tools needs the a2a-sdk package: pip install 'cluck[a2a]'"
-            ) from exc
+        from a2a_tools import checks
+
+        if not checks.sdk_installed():
+            return  # a2a_tools.E001 names the extra; /a2a is not routed (a2a_tools.urls)
         from a2a_tools.skills import projection
 
         # Like the MCP catalogue: a broken projection stops every command at start-up.

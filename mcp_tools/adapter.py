@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcp_tools import _jsonrpc, conf, observability, switches
+from mcp_tools import conf, observability, switches
 from mcp_tools._jsonrpc import EnvelopeError, Message, dumps, error_bytes, result_bytes
 from mcp_tools.context import request_in_flight
 from mcp_tools.middleware import body_cap, jsonrpc_errors
@@ -29,7 +29,7 @@ from mcp_tools.registry import IDEMPOTENCY_KEY_ALIAS, ToolSpec
 from mcp_tools.surfaces import Catalogue, active_catalogue
 from mcp_tools.tasks import Handover, cancel_task, get_task, run_as_task
 from mcp_tools.taskstore import TaskView
-from mcp_tools.views import RATE_BUDGET, origin_allowed
+from mcp_tools.views import RATE_BUDGET, origin_allowed, parse_bounded
 
 __all__ = [
     "audit",
@@ -71,12 +71,7 @@ def parse_message(body: bytes) -> Message:
         EnvelopeError: -32700 for malformed JSON, -32600 for anything else that is not one
             acceptable message (its ``code``, ``message`` and ``request_id`` make the reply).
     """
-    return _jsonrpc.parse_message(
-        body,
-        max_depth=int(conf.get("MAX_JSON_DEPTH")),
-        max_nodes=int(conf.get("MAX_JSON_NODES")),
-        max_id_length=int(conf.get("MAX_ID_LENGTH")),
-    )
+    return parse_bounded(body)
 
 
 def allowed_origin(origin: str) -> bool:

@@ -24,6 +24,9 @@ REQUEST_CANCELLED: Final = -32800
 
 CODE_INVALID_ARGUMENTS: Final = "Tool.InvalidArguments"
 CODE_INTERNAL: Final = "Tool.InternalError"
+# A tool declared to return a pydantic model returned something else (a dict, say): its
+# outputSchema is a promise the registry cannot check before the call, so the call is refused.
+CODE_RESULT_NOT_MODEL: Final = "Tool.ResultNotModel"
 CODE_KEY_REUSED: Final = "Idempotency.KeyReused"
 CODE_IN_PROGRESS: Final = "Idempotency.InProgress"
 CODE_CAPABILITY_REQUIRED: Final = "Client.CapabilityRequired"

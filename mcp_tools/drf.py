@@ -291,7 +291,10 @@ class _DrfView:
         _check_schema(self.where, output_schema, "outputSchema")
 
         def call(ctx: CallContext, validated: BaseModel) -> Any:
-            return self.call(ctx, validated)
+            answer = self.call(ctx, validated)
+            # A read's JSON object is its structured result, as the model the spec declares;
+            # a write's response goes to its unit (_RouteUnit.published).
+            return _Payload.model_validate(answer) if self.read_only else answer
 
         call.__module__ = self.view_class.__module__
         call.__qualname__ = f"{self.view_class.__qualname__}.{self.action}"

@@ -131,13 +131,36 @@ def _unauthenticated(
         code, message = str(failure.default_code), str(failure.detail)
     return _json(
         401,
-        _jsonrpc.error_bytes(None, UNAUTHENTICATED, message, {"code": code}),
+        _jsonrpc.error_bytes(_request_id(request), UNAUTHENTICATED, message, {"code": code}),
         {
             "WWW-Authenticate": bearer_challenge(
                 failure, request=request, realm=None if failure else "mcp"
             )
         },
     )
+
+
+def parse_bounded(body: bytes) -> _jsonrpc.Message:
+    """One JSON-RPC message within the configured bounds (``_jsonrpc.EnvelopeError`` if not)."""
+    return _jsonrpc.parse_message(
+        body,
+        max_depth=int(conf.get("MAX_JSON_DEPTH")),
+        max_nodes=int(conf.get("MAX_JSON_NODES")),
+        max_id_length=int(conf.get("MAX_ID_LENGTH")),
+    )
+
+
+def _request_id(request: HttpRequest) -> Any:
+    """The id of the JSON-RPC request a refused POST carries, so the 401 answers it (a client
+    matches answers to requests by id); ``None`` for a GET, a notification or a body that is no
+    acceptable message. The body is already within the cap (``body_cap``)."""
+    if request.method != "POST":
+        return None
+    try:
+        message = parse_bounded(request.body)
+    except _jsonrpc.EnvelopeError:
+        return None
+    return message.request_id if message.kind == "request" else None
 
 
 @handles_own_transactions  # async: Django refuses ATOMIC_REQUESTS for it (500 on every call)
@@ -178,12 +201,7 @@ async def mcp_view(request: HttpRequest) -> HttpResponseBase:
         )
 
     try:
-        message = _jsonrpc.parse_message(
-            request.body,
-            max_depth=int(conf.get("MAX_JSON_DEPTH")),
-            max_nodes=int(conf.get("MAX_JSON_NODES")),
-            max_id_length=int(conf.get("MAX_ID_LENGTH")),
-        )
+        message = parse_bounded(request.body)
     except _jsonrpc.EnvelopeError as exc:
         # Malformed bodies are a 400 in both eras (the SDK does the same).
         return _json(400, _jsonrpc.error_bytes(exc.request_id, exc.code, exc.message))

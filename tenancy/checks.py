@@ -358,3 +358,30 @@ def check_external_jwt(app_configs: Any = None, **kwargs: Any) -> list[checks.Ch
             )
         )
     return errors
+
+
+# Caches that talk to Redis through the redis package (the "redis" extra): Django's own backend,
+# or any cache given tenancy's per-process pool.
+REDIS_BACKEND = "django.core.cache.backends.redis.RedisCache"
+REDIS_POOL = "tenancy.redis_pool.ProcessConnectionPool"
+
+
+@checks.register(checks.Tags.caches)
+def check_redis_extra(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """``tenancy.E030``: a cache on Redis without the redis package. Nothing imports it until
+    the first count, so without this check every rate-limited request would be a 500."""
+    import importlib.util
+
+    if importlib.util.find_spec("redis") is not None:
+        return []
+    caches: dict[str, dict[str, Any]] = settings.CACHES
+    return [
+        checks.Error(
+            f"CACHES[{alias!r}] uses Redis but the redis package is not installed.",
+            hint="pip install 'cluck[redis]'",
+            id="tenancy.E030",
+        )
+        for alias, cache in caches.items()
+        if cache.get("BACKEND") == REDIS_BACKEND
+        or (cache.get("OPTIONS") or {}).get("pool_class") == REDIS_POOL
+    ]

@@ -99,15 +99,20 @@ class Project:
     env: dict[str, str]
     server_command: Callable[[str], list[str]]
 
+    def interpreter(self) -> str:
+        """The Python that ``python …`` commands and the servers run on: this one (a project
+        installed in a venv of its own says which)."""
+        return sys.executable
+
     def run(self, argv: list[str], *, stdin: str | None = None, timeout: int = 180) -> str:
-        """Run ``argv`` (``python …`` runs on this interpreter) in the project; its stdout and
+        """Run ``argv`` (``python …`` runs on ``interpreter()``) in the project; its stdout and
         then its stderr.
 
         Raises:
             AssertionError: the command failed, with its output.
         """
         if argv and argv[0] == "python":
-            argv = [sys.executable, *argv[1:]]
+            argv = [self.interpreter(), *argv[1:]]
         done = subprocess.run(
             argv,
             cwd=self.path,
@@ -148,7 +153,7 @@ class Project:
                 log = (self.path / f"{kind}-{port}.log").open("w+b")
                 logs.append(log)
                 process = subprocess.Popen(
-                    [sys.executable if part == "python" else part for part in argv],
+                    [self.interpreter() if part == "python" else part for part in argv],
                     cwd=self.path,
                     env={**self.env, **env},
                     stdout=subprocess.DEVNULL,

@@ -18,7 +18,12 @@ from django.utils.module_loading import import_string
 from pydantic import BaseModel
 
 from mcp_tools import _jsonrpc, conf
-from mcp_tools.codes import CODE_IN_PROGRESS, CODE_INTERNAL, CODE_KEY_REUSED
+from mcp_tools.codes import (
+    CODE_IN_PROGRESS,
+    CODE_INTERNAL,
+    CODE_KEY_REUSED,
+    CODE_RESULT_NOT_MODEL,
+)
 from mcp_tools.context import CallContext
 from mcp_tools.error_pages import database_unavailable
 from mcp_tools.exceptions import ToolError, ToolFailure
@@ -87,11 +92,24 @@ def _invoke(spec: ToolSpec, ctx: CallContext, validated: BaseModel) -> Any:
 
 
 def _structured(spec: ToolSpec, value: Any) -> dict[str, Any]:
-    assert spec.result_model is not None
-    model = (
-        value if isinstance(value, spec.result_model) else spec.result_model.model_validate(value)
+    """The declared model's JSON; anything else (a dict that happens to fit included) is the
+    tool error ``Tool.ResultNotModel``, raised inside a write's unit so the write rolls back.
+
+    Only a call can tell: the annotation promises a model, the body may return anything."""
+    model = spec.result_model
+    assert model is not None
+    if isinstance(value, model):
+        return value.model_dump(mode="json", by_alias=True)
+    returned = type(value).__name__
+    logger.error(
+        "MCP tool %s returned %s, not the %s it declares", spec.name, returned, model.__name__
     )
-    return model.model_dump(mode="json", by_alias=True)
+    raise ToolError(
+        CODE_RESULT_NOT_MODEL,
+        f"Tool {spec.name} is declared to return {model.__name__} but returned {returned}; "
+        f"its code must return a {model.__name__} instance.",
+        {"tool": spec.name, "declared": model.__name__, "returned": returned},
+    )
 
 
 def success_result(spec: ToolSpec, value: Any) -> dict[str, Any]:
@@ -190,7 +208,12 @@ def run_write(spec: ToolSpec, ctx: CallContext, validated: BaseModel) -> dict[st
             if failure is None:
                 raise
             return port.Failure(failure)
-        return port.Success(_structured(spec, value) if unit is None else unit.published(value))
+        if unit is not None:
+            return port.Success(unit.published(value))
+        try:
+            return port.Success(_structured(spec, value))
+        except ToolError as refused:  # not the declared model: the write rolls back
+            return port.Failure(ToolFailure(refused.code, refused.message, refused.data))
 
     try:
         outcome = port.IdempotentUnit().run(scope, work)

@@ -197,9 +197,9 @@ def test_a_write_cut_before_its_commit_rolls_back_and_a_retry_executes(server, f
 
 @mutation(
     "mcp_tools/execution/results.py",
-    find="            return port.Failure(failure)\n        return port.Success(",
+    find="            return port.Failure(failure)\n        if unit is not None:",
     replace="            return port.Failure(failure)\n        ctx.check_cancelled()\n"
-    "        return port.Success(",
+    "        if unit is not None:",
 )
 def test_a_write_past_its_last_checkpoint_commits_and_stays_replayable(server, farm):
     """Cut while the tool works on after its last checkpoint: the framework adds no

@@ -60,12 +60,13 @@ def test_foreign_origin_is_403_and_allowed_or_absent_origins_pass(mcp_client):
     assert client.message("ping").status_code == 200
 
 
-def _assert_jsonrpc_401(response, code: str) -> dict:
-    """The one 401 shape of /mcp: JSON-RPC error -32014, tenancy's stable code in data."""
+def _assert_jsonrpc_401(response, code: str, request_id: object = None) -> dict:
+    """The one 401 shape of /mcp: JSON-RPC error -32014, tenancy's stable code in data; the
+    id of the refused request (``None`` for a GET)."""
     assert response.status_code == 401, response.content
     assert response["Content-Type"] == "application/json"
     body = _json(response)
-    assert body["jsonrpc"] == "2.0" and body["id"] is None
+    assert body["jsonrpc"] == "2.0" and body["id"] == request_id
     assert body["error"]["code"] == -32014
     assert body["error"]["data"] == {"code": code}
     return body
@@ -73,7 +74,7 @@ def _assert_jsonrpc_401(response, code: str) -> dict:
 
 def test_missing_bearer_is_401_with_a_bearer_challenge(anonymous):
     response = anonymous.message("ping")
-    _assert_jsonrpc_401(response, "Auth.NotAuthenticated")
+    _assert_jsonrpc_401(response, "Auth.NotAuthenticated", request_id=1)
     # With an OAuth server installed (the farm's tenancy.oauth) the challenge also names the
     # RFC 9728 metadata and the scopes: composed by tenancy for the request's path.
     expected = bearer_challenge(realm="mcp", request=RequestFactory().post("/mcp"))
@@ -134,7 +135,7 @@ def test_a_refused_bearer_gets_the_same_jsonrpc_401_as_a_missing_one(mcp_client,
     else:
         type(membership.user).objects.filter(pk=membership.user_id).update(is_active=False)
     response = client.message("ping")
-    body = _assert_jsonrpc_401(response, code)
+    body = _assert_jsonrpc_401(response, code, request_id=1)
     challenge = response["WWW-Authenticate"]
     assert challenge.startswith('Bearer error="invalid_token", error_description="')
     assert body["error"]["message"] in challenge

@@ -289,10 +289,8 @@ class InstalledShop(Shop):
 
     python: str = ""
 
-    def run(self, argv: list[str], *, stdin: str | None = None, timeout: int = 180) -> str:
-        if argv and argv[0] == "python":
-            argv = [self.python, *argv[1:]]
-        return super().run(argv, stdin=stdin, timeout=timeout)
+    def interpreter(self) -> str:
+        return self.python
 
 
 @pytest.fixture(scope="module")

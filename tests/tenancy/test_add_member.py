@@ -98,3 +98,23 @@ def test_a_password_from_stdin_is_set_through_create_user() -> None:
         )
     user = get_user_model()._default_manager.get(email="bo@example.test")
     assert user.check_password("s3cret-enough")
+
+
+@mutation(
+    "tenancy/management/commands/add_member.py",
+    find='        if options["verbosity"] < 1:',
+    replace="        if False:",
+)
+@pytest.mark.django_db
+def test_verbosity_0_prints_nothing_and_still_adds_the_member() -> None:
+    """Issue 33: ``add_member`` ignored ``verbosity=0`` (``-v 0``), as scripts and
+    ``call_command`` use to stay quiet. Mutation: print the line whatever the verbosity → red."""
+    farm = FarmFactory.create(code="north")
+    quiet, loud = io.StringIO(), io.StringIO()
+    call_command("add_member", tenant="north", email="cy@example.test", role="Owner",
+                 verbosity=0, stdout=quiet)  # fmt: skip
+    call_command("add_member", tenant="north", email="cy@example.test", role="Owner",
+                 stdout=loud)  # fmt: skip
+    assert quiet.getvalue() == ""
+    assert loud.getvalue().startswith("updated: cy@example.test is Owner")
+    assert Membership.objects.filter(user__email="cy@example.test", tenant=farm).exists()

@@ -65,6 +65,8 @@ class Command(BaseCommand):
             else:
                 membership_set_roles(membership=membership, roles=stored)
                 verb = "updated"
+        if options["verbosity"] < 1:  # -v 0: a script wants the exit status, not the line
+            return
         noun = conf.get("TENANT_NOUN")
         new = " (new user)" if created else ""
         self.stdout.write(
