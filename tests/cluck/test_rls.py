@@ -47,6 +47,18 @@ def two_farms() -> tuple[Any, Any, McpClient]:
     return mine, other, client
 
 
+def seen_only(seen: Any, farm: Any) -> None:
+    """Each careless query of ``rls_careless_read`` reached ``farm``'s rows and no other's."""
+    assert seen == {
+        "all": [farm.pk],
+        "related": [farm.pk],
+        "select_related": [farm.pk],
+        "raw": [farm.pk],
+        "values": [farm.pk],
+        "aggregate": 2,  # its two customers
+    }
+
+
 @pytest.fixture
 def farms(rls_on: None) -> tuple[Any, Any, McpClient]:
     return two_farms()
@@ -116,15 +128,7 @@ def test_careless_read_sees_only_its_farm(farms: Any, era: str) -> None:
         reply = client.call("rls_careless_read", {})
     else:
         reply = json.loads(client.modern("tools/call", params).content)
-    seen = reply["result"]["structuredContent"]
-    assert seen == {
-        "all": [mine.pk],
-        "related": [mine.pk],
-        "select_related": [mine.pk],
-        "raw": [mine.pk],
-        "values": [mine.pk],
-        "aggregate": 2,
-    }
+    seen_only(reply["result"]["structuredContent"], mine)
     # The project's own code (no role) still sees every farm.
     assert Customer.all_tenants.count() == 4
 
