@@ -65,7 +65,8 @@ def farms(rls_on: None) -> tuple[Any, Any, McpClient]:
 
 
 @pytest.fixture
-def farms_rls_off(transactional_db: Any) -> tuple[Any, Any, McpClient]:
+def farms_rls_off(transactional_db: Any, settings: Any) -> tuple[Any, Any, McpClient]:
+    settings.TENANCY_RLS = False  # off whatever CLUCK_RLS says
     return two_farms()
 
 
