@@ -72,7 +72,8 @@ def test_a_careless_task_on_the_database_worker_sees_only_its_farm(rls_on: None)
     with ``CLUCK_RLS=1``: the worker's run of the tool takes the role on its own connection.
 
     Mutation: the set_config left out of a read → the worker's run reaches the other farm
-    → red."""
+    → red; the task's progress written inside the read's read-only transaction → the task
+    fails → red."""
     mine, _, client = two_farms()
     bearer = client.bearer
     assert bearer is not None
