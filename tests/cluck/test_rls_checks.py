@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -179,3 +180,20 @@ def test_an_unreachable_database_at_start_is_a_warning_not_a_crash() -> None:
     output = done.stdout + done.stderr
     assert done.returncode == 0, output
     assert "tenancy_rls.W002" in output and "unreachable" in output, output
+
+
+@mutation(
+    "mcp_tools/asgi.py",
+    find="        asyncio.get_running_loop()\n    except RuntimeError:",
+    replace="        raise RuntimeError\n    except RuntimeError:",
+)
+def test_the_start_checks_read_the_database_inside_a_running_loop(rls_on: None) -> None:
+    """``scripts/serve`` (``uvicorn.Server.run``) builds the application inside its event
+    loop, where Django refuses a query: the checks that read the database run beside it.
+
+    Mutation: the checks run on the loop's thread → SynchronousOnlyOperation → red."""
+
+    async def build() -> None:
+        check_before_serving()
+
+    asyncio.run(build())
