@@ -80,7 +80,8 @@ class Statements:
         self.wrapped: list[Any] = []
 
     def __call__(self, execute: Any, sql: str, params: Any, many: bool, context: Any) -> Any:
-        if self.recording:
+        # The shared rate counter is counted per window, not per call: not the call's own.
+        if self.recording and "tenancy_rate_counter" not in sql:
             self.seen.append(sql)
         return execute(sql, params, many, context)
 
