@@ -231,13 +231,31 @@ def check_before_serving(tags: Sequence[str] = START_CHECK_TAGS) -> None:
         return
     errors = [
         message
-        # The default database is checked too (row-level security reads its catalogue).
-        for message in checks.run_checks(tags=list(tags), databases=[DEFAULT_DB_ALIAS])
+        for message in _start_checks(tags)
         if message.is_serious() and not message.is_silenced()
     ]
     if errors:
         listed = "\n".join(f"  {message}" for message in errors)
         raise StartupCheckError(f"refusing to serve: system check errors\n{listed}")
+
+
+def _start_checks(tags: Sequence[str]) -> list[checks.CheckMessage]:
+    """The checks tagged ``tags``, the default database's too (row-level security reads its
+    catalogue): on a thread of their own when the application is built inside a running
+    event loop (``uvicorn.Server.run`` loads it there), where Django refuses a query."""
+
+    def run() -> list[checks.CheckMessage]:
+        try:
+            return list(checks.run_checks(tags=list(tags), databases=[DEFAULT_DB_ALIAS]))
+        finally:
+            connections.close_all()  # this thread's connections only
+
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return list(checks.run_checks(tags=list(tags), databases=[DEFAULT_DB_ALIAS]))
+    with ThreadPoolExecutor(1, thread_name_prefix="start-checks") as beside:
+        return beside.submit(run).result()
 
 
 def get_asgi_application(

@@ -44,14 +44,16 @@ from __future__ import annotations
 
 import asyncio
 import datetime as dt
+import functools
 import logging
+import threading
 import time
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, TypeVar
 
 from asgiref.sync import sync_to_async
-from django.db import transaction
+from django.db import connection, connections, transaction
 from mcp_types.jsonrpc import (
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
@@ -79,7 +81,7 @@ from mcp_tools.rpc.replies import Reply, error, render, result
 from mcp_tools.rpc.request import RpcRequest
 from mcp_tools.taskrunner import runner
 from mcp_tools.taskstore import Owner, TaskStore, TaskView
-from tenancy import AuthenticationFailedError, evaluate
+from tenancy import AuthenticationFailedError, evaluate, rls
 
 try:  # Django 6.0 and later: the tasks framework is Django's own.
     from django.tasks import task as _engine_task
@@ -87,6 +89,7 @@ except ImportError:  # Django 5.2: the django-tasks backport, the same @task / e
     from django_tasks import task as _engine_task  # type: ignore[no-redef]
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 RELATED_TASK_META: Final = "io.modelcontextprotocol/related-task"
 MODERN_METHODS: Final = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
@@ -248,6 +251,28 @@ def _resolve(view: TaskView) -> tuple[ToolSpec, CallContext, Any]:
     return spec, ctx, validated
 
 
+def _on_own_connection(work: Callable[[], T]) -> T:
+    """``work()`` on a thread of its own, with a database connection of its own (autocommit),
+    outside the calling thread's transaction."""
+    outcome: list[Any] = []
+
+    def run() -> None:
+        try:
+            outcome.append(work())
+        except BaseException as raised:  # re-raised in the caller's thread
+            outcome.append(raised)
+        finally:
+            connections.close_all()  # this thread's connections only
+
+    beside = threading.Thread(target=run, name="mcp-task-progress", daemon=True)
+    beside.start()
+    beside.join()
+    if isinstance(outcome[0], BaseException):
+        raise outcome[0]
+    done: T = outcome[0]
+    return done
+
+
 class _Hooks(TaskHooks):
     def __init__(self, task_id: str) -> None:
         self.task_id = task_id
@@ -256,7 +281,15 @@ class _Hooks(TaskHooks):
 
     def progress(self, message: str) -> None:
         lease = float(conf.get("TASK_LEASE_SECONDS"))
-        if not store.progress(self.task_id, message, lease_seconds=lease):
+        record = functools.partial(store.progress, self.task_id, message, lease_seconds=lease)
+        # Under row-level security the tool's queries run in one transaction (tenancy.rls), a
+        # read's read-only: the progress is written beside it, as the mailbox is, so that it
+        # is written at all and shows at once. Off, exactly as before.
+        if rls.enabled() and connection.in_atomic_block:
+            recorded = _on_own_connection(record)
+        else:
+            recorded = record()
+        if not recorded:
             self._gone = True
 
     def cancelled(self) -> bool:

@@ -10,7 +10,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from django.db import connection
+
 from cluck.devdb import _with_database
+from tenancy import conf, rls
+from tenancy.rls.install import role_statements, statements
 
 
 class OwnPostgres:
@@ -41,13 +45,22 @@ class OwnPostgres:
             check=True,
             capture_output=True,
         ).stdout
+        # The dump's row-level security policies name the tools' role (tenancy.rls): it must
+        # exist here first; its privileges (not dumped) are granted again after.
+        quote = connection.ops.quote_name
+        self._sql(database, role_statements(conf.get("RLS_ROLE"), quote))
+        self._sql(database, [dump.decode()])
+        if rls.enabled():
+            self._sql(database, statements())
+        return self.url(database)
+
+    def _sql(self, database: str, block: list[str]) -> None:
         subprocess.run(
             [self._bin("psql"), "-q", "-v", "ON_ERROR_STOP=1", self.url(database)],
-            input=dump,
+            input="".join(f"{statement};\n" for statement in block).encode(),
             check=True,
             capture_output=True,
         )
-        return self.url(database)
 
     def stop(self) -> None:
         self._commands.pg_ctl(  # type: ignore[attr-defined]

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from django.core import checks
-from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, OperationalError, connections
 
 from tenancy import conf
 from tenancy.rls.install import TENANT_POLICY
@@ -108,10 +108,12 @@ def check_rls(
         ]
     if databases is None or DEFAULT_DB_ALIAS not in databases:
         return []  # a database check: `check --database default`, or the server's start
-    if not enabled() or _pending_migrations(DEFAULT_DB_ALIAS):
+    if not enabled():
         return []
     role = conf.get("RLS_ROLE")
     try:
+        if _pending_migrations(DEFAULT_DB_ALIAS):
+            return []
         with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
             exists, errors = _role_errors(cursor, role)
             if not exists:
@@ -119,8 +121,20 @@ def check_rls(
                 return errors
             for table in declared():
                 errors += _table_errors(cursor, table.table, role)
-    except DatabaseError as unreachable:
-        return [_error(f"Row-level security could not be checked: {unreachable}", "E006")]
+    except OperationalError as unreachable:
+        # A server may start before its database (its readiness probe says so): tool calls
+        # still take the role, and fail while it is missing; the catalogue is checked by
+        # `check --database default` once the database is up.
+        return [
+            checks.Warning(
+                f"Row-level security could not be checked: the database is unreachable "
+                f"({unreachable}).",
+                hint=HINT,
+                id="tenancy_rls.W002",
+            )
+        ]
+    except DatabaseError as failed:
+        return [_error(f"Row-level security could not be checked: {failed}", "E006")]
     return errors
 
 

@@ -152,7 +152,10 @@ def test_check_deploy_is_clean_with_the_documented_production_environment() -> N
     environment["SECRET_KEY"] = "k3" * 30 + "Zq!"
     environment.pop("DATABASE_URL", None)  # checks never connect; sqlite stands in
     code = (
-        "from django.core.management import call_command; "
+        "from django.conf import settings; from django.core.management import call_command; "
+        # sqlite standing in for PostgreSQL is what tenancy_rls.W001 would say under CLUCK_RLS.
+        "settings.SILENCED_SYSTEM_CHECKS = [*settings.SILENCED_SYSTEM_CHECKS, "
+        "'tenancy_rls.W001']; "
         "call_command('check', deploy=True, fail_level='WARNING')"
     )
     result = _settings_in_subprocess(code, **environment)

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import subprocess
 import sys
@@ -151,3 +152,48 @@ def test_sqlite_warns_that_rls_is_postgresql_only() -> None:
     output = done.stdout + done.stderr
     assert done.returncode == 0, output
     assert "tenancy_rls.W001" in output and "PostgreSQL-only" in output, output
+
+
+@mutation(
+    "tenancy/rls/checks.py",
+    find="    except OperationalError as unreachable:",
+    replace="    except ZeroDivisionError as unreachable:",
+)
+def test_an_unreachable_database_at_start_is_a_warning_not_a_crash() -> None:
+    """W002: a server may start before its database (readiness says so, tests/mcp_tools/
+    test_health.py); the check says it could not look, and ``check`` still passes.
+
+    Mutation: the unreachable database not caught → the check crashes → red."""
+    done = subprocess.run(
+        [sys.executable, "manage.py", "check", "--database", "default"],
+        cwd=ROOT,
+        env={
+            **os.environ,
+            "DATABASE_URL": "postgres://nobody@127.0.0.1:9/nothing",
+            "CLUCK_RLS": "1",
+            "CLUCK_DB_POOL": "0",
+        },
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    assert "tenancy_rls.W002" in output and "unreachable" in output, output
+
+
+@mutation(
+    "mcp_tools/asgi.py",
+    find="        asyncio.get_running_loop()\n    except RuntimeError:",
+    replace="        raise RuntimeError\n    except RuntimeError:",
+)
+def test_the_start_checks_read_the_database_inside_a_running_loop(rls_on: None) -> None:
+    """``scripts/serve`` (``uvicorn.Server.run``) builds the application inside its event
+    loop, where Django refuses a query: the checks that read the database run beside it.
+
+    Mutation: the checks run on the loop's thread → SynchronousOnlyOperation → red."""
+
+    async def build() -> None:
+        check_before_serving()
+
+    asyncio.run(build())

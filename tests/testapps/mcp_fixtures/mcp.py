@@ -15,6 +15,7 @@ import time
 import uuid
 from typing import Annotated, Any
 
+from django.db import connections
 from mcp_types import (
     AudioContent,
     EmbeddedResource,
@@ -491,9 +492,25 @@ def slow_steps(
             ctx.report_progress(step, steps)
             time.sleep(step_seconds)
     except CallCancelled:
-        SideEffect.objects.create(tenant_id=str(ctx.tenant_id), label=f"cancelled:{label}")
+        _observed(str(ctx.tenant_id), f"cancelled:{label}")
         raise
     return f"done {label}"
+
+
+def _observed(tenant: str, label: str) -> None:
+    """Record what a read tool saw, for the test in another process: on a connection of its
+    own, since under row-level security the read's own transaction is read-only
+    (tenancy.rls) and rolled back."""
+
+    def record() -> None:
+        try:
+            SideEffect.objects.create(tenant_id=tenant, label=label)
+        finally:
+            connections.close_all()
+
+    beside = threading.Thread(target=record)
+    beside.start()
+    beside.join()
 
 
 @tool(
