@@ -33,9 +33,10 @@ import time
 from collections.abc import Callable, Mapping
 from typing import Any, Final, Literal
 
-from django.db import IntegrityError, connections, transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from mcp_tools._own_connection import on_own_connection
 from mcp_tools.exchange import CallCancelled, ClientCapabilityMissing
 
 ID_PREFIX: Final = "mcp-ask-"
@@ -121,22 +122,7 @@ class StreamAsker:
             ClientCapabilityMissing: the client answered with an error (it cannot do this).
             CallCancelled: the stream closed, or the call's deadline passed, before an answer.
         """
-        outcome: list[dict[str, Any] | BaseException] = []
-
-        def own_connection() -> None:
-            try:
-                outcome.append(self._ask(request))
-            except BaseException as raised:  # re-raised in the caller's thread
-                outcome.append(raised)
-            finally:
-                connections.close_all()  # this thread's connections only
-
-        asking = threading.Thread(target=own_connection, name="mcp-ask", daemon=True)
-        asking.start()
-        asking.join()
-        if isinstance(outcome[0], BaseException):
-            raise outcome[0]
-        return outcome[0]
+        return on_own_connection(lambda: self._ask(request), name="mcp-ask")
 
     def _ask(self, request: Mapping[str, Any]) -> dict[str, Any]:
         from mcp_tools.models import ClientRequest

@@ -46,14 +46,13 @@ import asyncio
 import datetime as dt
 import functools
 import logging
-import threading
 import time
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Final, TypeVar
+from typing import Any, Final
 
 from asgiref.sync import sync_to_async
-from django.db import connection, connections, transaction
+from django.db import connection, transaction
 from mcp_types.jsonrpc import (
     INVALID_PARAMS,
     METHOD_NOT_FOUND,
@@ -61,6 +60,7 @@ from mcp_types.jsonrpc import (
 )
 
 from mcp_tools import _jsonrpc, conf, scopes, surfaces, taskrunner
+from mcp_tools._own_connection import on_own_connection
 from mcp_tools.callers import CallerGoneError, KeptCaller, live_context, unauthenticated_error
 from mcp_tools.codes import CODE_CAPABILITY_REQUIRED, OVERLOADED, TIMED_OUT
 from mcp_tools.context import CallContext
@@ -89,7 +89,6 @@ except ImportError:  # Django 5.2: the django-tasks backport, the same @task / e
     from django_tasks import task as _engine_task  # type: ignore[no-redef]
 
 logger = logging.getLogger(__name__)
-T = TypeVar("T")
 
 RELATED_TASK_META: Final = "io.modelcontextprotocol/related-task"
 MODERN_METHODS: Final = frozenset({"tasks/get", "tasks/update", "tasks/cancel"})
@@ -251,28 +250,6 @@ def _resolve(view: TaskView) -> tuple[ToolSpec, CallContext, Any]:
     return spec, ctx, validated
 
 
-def _on_own_connection(work: Callable[[], T]) -> T:
-    """``work()`` on a thread of its own, with a database connection of its own (autocommit),
-    outside the calling thread's transaction."""
-    outcome: list[Any] = []
-
-    def run() -> None:
-        try:
-            outcome.append(work())
-        except BaseException as raised:  # re-raised in the caller's thread
-            outcome.append(raised)
-        finally:
-            connections.close_all()  # this thread's connections only
-
-    beside = threading.Thread(target=run, name="mcp-task-progress", daemon=True)
-    beside.start()
-    beside.join()
-    if isinstance(outcome[0], BaseException):
-        raise outcome[0]
-    done: T = outcome[0]
-    return done
-
-
 class _Hooks(TaskHooks):
     def __init__(self, task_id: str) -> None:
         self.task_id = task_id
@@ -286,7 +263,7 @@ class _Hooks(TaskHooks):
         # read's read-only: the progress is written beside it, as the mailbox is, so that it
         # is written at all and shows at once. Off, exactly as before.
         if rls.enabled() and connection.in_atomic_block:
-            recorded = _on_own_connection(record)
+            recorded = on_own_connection(record, name="mcp-task-progress")
         else:
             recorded = record()
         if not recorded:

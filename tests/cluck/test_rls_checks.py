@@ -43,6 +43,21 @@ def _rls_messages() -> list[checks.CheckMessage]:
     return checks.run_checks(tags=[CHECK_TAG], databases=[DEFAULT_DB_ALIAS])
 
 
+def _check_passes(**env: str) -> str:
+    """``manage.py check --database default`` with RLS on in ``env``: it passes; its output."""
+    done = subprocess.run(
+        [sys.executable, "manage.py", "check", "--database", "default"],
+        cwd=ROOT,
+        env={**os.environ, "CLUCK_RLS": "1", **env},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 0, output
+    return output
+
+
 def _only(id: str, *words: str) -> checks.CheckMessage:
     messages = _rls_messages()
     assert [message.id for message in messages] == [id], messages
@@ -141,16 +156,7 @@ def test_sqlite_warns_that_rls_is_postgresql_only() -> None:
     """W001: on SQLite the tables cannot be enforced; ``check`` says so and still passes.
 
     Mutation: the warning dropped → red."""
-    done = subprocess.run(
-        [sys.executable, "manage.py", "check", "--database", "default"],
-        cwd=ROOT,
-        env={**os.environ, "DATABASE_URL": "sqlite:///:memory:", "CLUCK_RLS": "1"},
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    output = done.stdout + done.stderr
-    assert done.returncode == 0, output
+    output = _check_passes(DATABASE_URL="sqlite:///:memory:")
     assert "tenancy_rls.W001" in output and "PostgreSQL-only" in output, output
 
 
@@ -164,21 +170,7 @@ def test_an_unreachable_database_at_start_is_a_warning_not_a_crash() -> None:
     test_health.py); the check says it could not look, and ``check`` still passes.
 
     Mutation: the unreachable database not caught → the check crashes → red."""
-    done = subprocess.run(
-        [sys.executable, "manage.py", "check", "--database", "default"],
-        cwd=ROOT,
-        env={
-            **os.environ,
-            "DATABASE_URL": "postgres://nobody@127.0.0.1:9/nothing",
-            "CLUCK_RLS": "1",
-            "CLUCK_DB_POOL": "0",
-        },
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    output = done.stdout + done.stderr
-    assert done.returncode == 0, output
+    output = _check_passes(DATABASE_URL="postgres://nobody@127.0.0.1:9/nothing", CLUCK_DB_POOL="0")
     assert "tenancy_rls.W002" in output and "unreachable" in output, output
 
 
