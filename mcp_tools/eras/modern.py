@@ -103,11 +103,11 @@ class Modern(Era):
         declared = meta.get(CLIENT_CAPABILITIES_META_KEY)
         capabilities = declared if isinstance(declared, Mapping) else _NO_CAPABILITIES
         # A task keeps them in a jsonb column (mcp_tools.taskstore): refused before any work.
-        unstorable = replies.unstorable(
-            message.request_id, "capabilities", capabilities, status=400
-        )
-        if unstorable is not None:
-            return unstorable
+        unstorable = _jsonrpc.unstorable_values(capabilities, ("capabilities",))
+        if unstorable:
+            return replies.unstorable_reply(
+                message.request_id, "capabilities", unstorable, status=400
+            )
         extensions = capabilities.get("extensions")
         token = meta.get("progressToken")
         level = meta.get(LOG_LEVEL_META_KEY)

@@ -56,8 +56,15 @@ def unstorable(request_id: Any, field: str, value: Any, *, status: int = 200) ->
     answer, declared capabilities, a task's capabilities), holds a NUL, a lone surrogate or a
     non-finite number (``1e999``): PostgreSQL would refuse it, as a 500, after the reply."""
     problems = _jsonrpc.unstorable_values(value, (field,))
-    if not problems:
-        return None
+    return unstorable_reply(request_id, field, problems, status=status) if problems else None
+
+
+def unstorable_reply(
+    request_id: Any, field: str, problems: list[dict[str, str]], *, status: int = 200
+) -> Reply:
+    """The -32602 of :func:`unstorable` for ``problems`` already found
+    (``_jsonrpc.unstorable_values``): a caller on every call's path asks ``_jsonrpc`` itself
+    and enters this module only to refuse."""
     text = f"Invalid {field}: text or numbers that cannot be stored"
     # A field is named by the keys on its path, themselves possibly lone surrogates.
     named = [

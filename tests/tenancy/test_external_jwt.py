@@ -376,6 +376,7 @@ def test_a_subject_matching_two_users_is_refused_never_the_first(issuer, member)
     replace="        return None, SESSION\n",
 )
 @mutation("tenancy/middleware.py", find="            identity=credential.identity,\n", replace="")
+@pytest.mark.postgres  # the call audit is written on PostgreSQL (off in the SQLite stage)
 @pytest.mark.django_db(transaction=True)
 def test_an_external_jwt_call_is_audited_as_one_with_its_issuer_and_subject(issuer, member):
     """Guard: the audit row of a call made with the identity provider's token says so:
