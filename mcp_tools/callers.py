@@ -78,7 +78,7 @@ def live_context(
             suspended); its subclass carries the stable code.
     """
     from tenancy.members import memberships, with_user_and_tenant
-    from tenancy.middleware import resolve_row_scope
+    from tenancy.middleware import resolve_member
     from tenancy.tokens import ensure_still_live
 
     membership = (
@@ -93,17 +93,15 @@ def live_context(
     ensure_still_live(membership, credential_epoch=kept.credential_epoch, token_id=kept.token_id)
     request = HttpRequest()
     tenant, actor, row_scope = TenantContext(), ActorContext(), RowScope()
-    tenant.resolve(membership.get_tenant())
-    actor.resolve(
-        user=membership.get_user(),
-        membership_id=membership.pk,
-        roles=membership.get_roles(),
-        role=membership.effective_role,
-        scopes=kept.scopes,
+    resolve_member(
+        tenant,
+        actor,
+        row_scope,
+        membership,
         token_id=kept.token_id,
+        scopes=kept.scopes,
         credential_epoch=kept.credential_epoch,
     )
-    resolve_row_scope(tenant, actor, row_scope)
     request.tenant = tenant  # type: ignore[attr-defined]
     request.actor = actor  # type: ignore[attr-defined]
     request.row_scope = row_scope  # type: ignore[attr-defined]

@@ -99,6 +99,33 @@ def resolve_row_scope(tenant: TenantContext, actor: ActorContext, scope: RowScop
     scope.resolve(unrestricted=unrestricted, row_ids=frozenset(row_ids))
 
 
+def resolve_member(
+    tenant: TenantContext,
+    actor: ActorContext,
+    scope: RowScope,
+    membership: Any,
+    *,
+    token_id: Any,
+    scopes: Any,
+    credential_epoch: Any,
+    identity: Any = None,
+) -> None:
+    """The three answers for a live ``membership``: filled here for a request's bearer and for
+    a re-check of a kept caller (a task on its worker, an open stream), never elsewhere."""
+    tenant.resolve(membership.get_tenant())
+    actor.resolve(
+        user=membership.get_user(),
+        membership_id=membership.pk,
+        roles=membership.get_roles(),
+        role=membership.effective_role,
+        token_id=token_id,
+        scopes=scopes,
+        identity=identity,
+        credential_epoch=credential_epoch,
+    )
+    resolve_row_scope(tenant, actor, scope)
+
+
 def claims_every_header(view_func: Callable[..., Any]) -> bool:
     """The toolkit's own endpoints: every ``Authorization`` header sent there is theirs."""
     return has_marker(view_func, CLAIMS_AUTHORIZATION) or has_marker(
@@ -153,20 +180,16 @@ class TenancyMiddleware(MiddlewareMixin):
             security_logger.info("bearer refused: %s", error.default_code)
             return refuse(request, view_func, error)
         membership = credential.membership
-        tenant: TenantContext = request.tenant  # type: ignore[attr-defined]
-        actor: ActorContext = request.actor  # type: ignore[attr-defined]
-        tenant.resolve(membership.get_tenant())
-        actor.resolve(
-            user=membership.get_user(),
-            membership_id=membership.pk,
-            roles=membership.get_roles(),
-            role=membership.effective_role,
+        resolve_member(
+            request.tenant,  # type: ignore[attr-defined]
+            request.actor,  # type: ignore[attr-defined]
+            request.row_scope,  # type: ignore[attr-defined]
+            membership,
             token_id=credential.token_id,
             scopes=credential.scopes,
             identity=credential.identity,
             credential_epoch=membership.credential_epoch,
         )
-        resolve_row_scope(tenant, actor, request.row_scope)  # type: ignore[attr-defined]
         _take_off_header(request, header)
         if budget is None:
             return None

@@ -64,10 +64,9 @@ def test_every_other_role_is_unrestricted_even_with_assignment_rows(member_clien
 
 @mutation(
     "tenancy/middleware.py",
-    find="        resolve_row_scope(tenant, actor, request.row_scope)",
+    find="    resolve_row_scope(tenant, actor, scope)",
     replace=(
-        '        if actor.role.name == "Worker":\n'
-        "            resolve_row_scope(tenant, actor, request.row_scope)"
+        '    if actor.role.name == "Worker":\n        resolve_row_scope(tenant, actor, scope)'
     ),
 )
 def test_the_middleware_resolves_the_scope_for_every_authenticated_request(member_client):

@@ -249,21 +249,18 @@ def test_a_token_for_farm_a_never_reads_farm_b():
 
 @mutation(
     "tenancy/middleware.py",
-    find=(
-        "        resolve_row_scope(tenant, actor, request.row_scope)  # type: "
-        "ignore[attr-defined]\n"
-    ),
+    find="    resolve_row_scope(tenant, actor, scope)\n",
     replace=(
-        "        if credential.token_id is None:\n"
-        "            request.row_scope.resolve(unrestricted=True)\n"
-        "        else:\n"
-        "            resolve_row_scope(tenant, actor, request.row_scope)\n"
+        "    if token_id is None:\n"
+        "        scope.resolve(unrestricted=True)\n"
+        "    else:\n"
+        "        resolve_row_scope(tenant, actor, scope)\n"
     ),
 )
 @pytest.mark.django_db(transaction=True)
 def test_the_workers_flock_scope_holds_through_oauth():
-    """Mutation: in ``TenancyMiddleware.process_view`` resolve the row scope unrestricted for
-    credentials without a ``token_id`` (OAuth) → red."""
+    """Mutation: in ``resolve_member`` (what ``TenancyMiddleware.process_view`` calls) resolve
+    the row scope unrestricted for credentials without a ``token_id`` (OAuth) → red."""
     farm = FarmFactory.create()
     assigned = FlockFactory.create(farm=farm, name="Assigned flock")
     other = FlockFactory.create(farm=farm, name="Other flock")
