@@ -50,20 +50,25 @@ def _wait_for_the_key_set(issuer: LocalIssuer, server: str, seconds: float = 20.
     on a server that holds the keys."""
     deadline = time.monotonic() + seconds
     while True:
-        reply = httpx2.post(
-            f"{server}/mcp",
-            json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
-            headers={
-                "Authorization": f"Bearer {issuer.token(aud='https://warm-up.example/mcp')}",
-                "Accept": "application/json, text/event-stream",
-                "MCP-Protocol-Version": "2025-11-25",
-            },
-            timeout=30,
-        )
+        reply = _list_tools(server, issuer.token(aud="https://warm-up.example/mcp"))
         if reply.json()["error"]["data"]["code"] != "Auth.SigningKeysUnavailable":
             return
         assert time.monotonic() < deadline, "the server never fetched the issuer's key set"
         time.sleep(0.2)
+
+
+def _list_tools(server: str, token: str) -> httpx2.Response:
+    """A plain-HTTP ``tools/list`` with ``token`` as the bearer."""
+    return httpx2.post(
+        f"{server}/mcp",
+        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
+        headers={
+            "Authorization": f"Bearer {token}",
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": "2025-11-25",
+        },
+        timeout=30,
+    )
 
 
 @pytest.fixture
@@ -109,16 +114,7 @@ def test_python_sdk_acts_as_the_member_the_token_names(issuer, server, member):
 
 def test_a_token_for_another_audience_is_refused_over_http(issuer, server, member):
     token = _token(issuer, server, member, aud="https://elsewhere.example/mcp")
-    reply = httpx2.post(
-        f"{server}/mcp",
-        json={"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}},
-        headers={
-            "Authorization": f"Bearer {token}",
-            "Accept": "application/json, text/event-stream",
-            "MCP-Protocol-Version": "2025-11-25",
-        },
-        timeout=30,
-    )
+    reply = _list_tools(server, token)
     assert reply.status_code == 401
     assert reply.json()["error"]["data"]["code"] == "Auth.InvalidAudience"
     assert "resource_metadata=" in reply.headers["WWW-Authenticate"]
