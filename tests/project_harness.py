@@ -241,12 +241,13 @@ def file_blocks(guide: Guide) -> dict[str, str]:
 
 def shell_commands(guide: Guide) -> list[list[str]]:
     """Every command line of the guide's shell blocks that runs in the project (those starting
-    with ``python manage.py`` or ``uvicorn``), split as a shell would; comments dropped."""
+    with ``python manage.py`` or ``uvicorn``), split as a shell would (a line ending in ``\\``
+    goes on on the next); comments dropped."""
     commands = []
     for language, text in fenced_blocks(guide):
         if language != "bash":
             continue
-        for line in text.splitlines():
+        for line in text.replace("\\\n", " ").splitlines():
             argv = shlex.split(line, comments=True)
             if argv[:2] == ["python", "manage.py"] or argv[:1] == ["uvicorn"]:
                 commands.append(argv)
