@@ -152,6 +152,7 @@ if CLUCK_TASK_ENGINE == "celery":
     # mcp_tools keeps every task's state in its own store; the result backend only serves
     # django-tasks' get_result() (and silences the backend's check that asks for one).
     CELERY_RESULT_BACKEND = _task_redis_url
+    CELERY_RESULT_EXTENDED = True  # the backend's check asks for it (worker ids on results)
     CELERY_RESULT_EXPIRES = 3600
     CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 MCP_TOOLS_TASK_ENGINE = "in_process" if CLUCK_TASK_ENGINE == "in_process" else "django_tasks"
