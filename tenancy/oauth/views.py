@@ -111,6 +111,10 @@ def error_page(
     return response
 
 
+# Every view here authenticates by itself (a client's credentials, or a session it sends to
+# conf.login_url() itself), so LoginRequiredMiddleware leaves it alone; marked on each class,
+# since what a parent's dispatch was marked with does not survive every decorator stacked here
+# (SignInView lost LoginView's mark).
 @method_decorator(login_not_required, name="dispatch")
 @handles_own_transactions
 @ignores_ambient_credentials

@@ -57,18 +57,27 @@ def _not_sent_to_login(response: Any) -> None:
 @mutation(
     "tenancy/oauth/views.py",
     find='@method_decorator(login_not_required, name="dispatch")\n@handles_own_transactions\n'
-    "@ignores_ambient_credentials\nclass AuthorizationServerMetadataView(",
+    "@ignores_ambient_credentials\nclass ClientsView(",
+    replace="@handles_own_transactions\n@ignores_ambient_credentials\nclass ClientsView(",
+)
+@mutation(
+    "tenancy/oauth/views.py",
+    find='@method_decorator(login_not_required, name="dispatch")\n@handles_own_transactions\n'
+    '@ignores_ambient_credentials\n@method_decorator(never_cache, name="dispatch")\n'
+    "class SignInView(",
     replace="@handles_own_transactions\n@ignores_ambient_credentials\n"
-    "class AuthorizationServerMetadataView(",
+    '@method_decorator(never_cache, name="dispatch")\nclass SignInView(',
 )
 @pytest.mark.django_db
 def test_bearer_clients_are_served_and_the_projects_own_views_still_redirect(login_required):
     """Under the middleware an MCP client's ``tools/list`` and call, an A2A ``SendMessage``,
     the OAuth metadata, token endpoint and sign-in page, the operator API and health are
-    answered; an anonymous visit to the project's own page is sent to ``LOGIN_URL``.
+    answered, the OAuth clients page sends an anonymous visitor to the OAuth sign-in; an
+    anonymous visit to the project's own page is sent to ``LOGIN_URL``.
 
-    Mutation: ``login_not_required`` dropped from ``/mcp``, ``/a2a`` or the authorization
-    server's metadata → red (that endpoint answers a redirect to the project's login)."""
+    Mutation: ``login_not_required`` dropped from ``/mcp``, ``/a2a``, the OAuth clients page or
+    the sign-in page (whose parent ``LoginView``'s mark does not survive the decorators
+    stacked on it) → red (that endpoint answers a redirect to the project's login)."""
     membership = MembershipFactory(tenant=FarmFactory(), roles=["Admin"])
     bearer = bearer_for(membership)  # type: ignore[arg-type]
 
@@ -100,6 +109,12 @@ def test_bearer_clients_are_served_and_the_projects_own_views_still_redirect(log
     sign_in = anonymous.get("/oauth/sign-in/")
     _not_sent_to_login(sign_in)
     assert sign_in.status_code == 200, sign_in.status_code
+    # The signed-in user's pages send an anonymous visitor to the OAuth sign-in themselves.
+    clients = anonymous.get("/oauth/clients/")
+    assert clients.status_code == 302, clients.status_code
+    assert clients.headers["Location"].startswith("/oauth/sign-in/"), clients.headers
+    signed_out = anonymous.post("/oauth/sign-out/")
+    _not_sent_to_login(signed_out)
 
     operator = Client().get("/api/v1/mcp/switches/", headers={"Authorization": f"Bearer {bearer}"})
     _not_sent_to_login(operator)
