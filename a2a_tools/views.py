@@ -21,6 +21,7 @@ import uuid
 from typing import Final
 
 from asgiref.sync import async_to_sync
+from django.contrib.auth.decorators import login_not_required
 from django.db import connections
 from django.http import HttpRequest, HttpResponse
 from django.urls import reverse
@@ -65,6 +66,7 @@ def interface_url(request: HttpRequest) -> str:
     return str(conf.get("PUBLIC_URL") or request.build_absolute_uri(reverse("a2a")))
 
 
+@login_not_required
 @handles_own_transactions
 @require_safe
 def agent_card_view(request: HttpRequest) -> HttpResponse:
@@ -120,6 +122,7 @@ def _release_idle_connections() -> None:
 
 # Outside ATOMIC_REQUESTS: the request thread hands its connection back while the skill runs,
 # which it cannot inside a transaction, and a tool's write commits in its own IdempotentUnit.
+@login_not_required
 @handles_own_transactions
 @csrf_exempt
 @handles_own_idempotency

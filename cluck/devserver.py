@@ -3,7 +3,8 @@
 In order: claim the port (when it is taken nothing is started, issued or printed), pick the
 database (``DATABASE_URL``, else the embedded PostgreSQL under ``var/``, started if needed),
 migrate and seed, start one task worker beside the server (``manage.py db_worker``, or
-``rqworker`` with ``CLUCK_TASK_ENGINE=rq``; none with ``in_process``), reuse or issue the demo
+``rqworker`` with ``CLUCK_TASK_ENGINE=rq``, ``celery worker`` with ``celery``; none with
+``in_process``), reuse or issue the demo
 token, print how to use it, and serve with uvicorn on the socket claimed at the start. On the
 way out (Ctrl-C, SIGTERM, SIGHUP) the worker is stopped, and an embedded PostgreSQL that this
 process started is stopped again; one that was already running and an external
@@ -36,8 +37,9 @@ TOKEN_FILE: Final = "demo-token"
 NEW_TOKEN_ENV: Final = "CLUCK_NEW_TOKEN"
 # The worker beside the server per CLUCK_TASK_ENGINE (cluck/settings.py; docs/deploying.md).
 TASK_WORKERS: Final = {
-    "db": ("db_worker", "--queue-name", "mcp_tools"),
-    "rq": ("rqworker", "--job-class", "django_tasks_rq.Job", "mcp_tools"),
+    "db": ("manage.py", "db_worker", "--queue-name", "mcp_tools"),
+    "rq": ("manage.py", "rqworker", "--job-class", "django_tasks_rq.Job", "mcp_tools"),
+    "celery": ("-m", "celery", "-A", "cluck.celery", "worker", "-Q", "mcp_tools"),
 }
 WORKER_STOP_SECONDS: Final = 15
 
@@ -193,7 +195,7 @@ def start_task_worker() -> subprocess.Popen[bytes] | None:
     if command is None:
         return None
     return subprocess.Popen(
-        [sys.executable, str(devdb.PROJECT_DIR / "manage.py"), *command],
+        [sys.executable, *command],
         cwd=devdb.PROJECT_DIR,
         env=os.environ.copy(),  # DATABASE_URL is set by now
     )
@@ -215,7 +217,8 @@ def tasks_line(worker: subprocess.Popen[bytes] | None) -> str:
     if worker is None:
         return "in this process (CLUCK_TASK_ENGINE=in_process; development only)"
     engine = os.environ.get("CLUCK_TASK_ENGINE", "db")
-    return f"a {TASK_WORKERS[engine][0]} beside the server (pid {worker.pid}), stopped on exit"
+    name = "celery worker" if engine == "celery" else TASK_WORKERS[engine][1]
+    return f"a {name} beside the server (pid {worker.pid}), stopped on exit"
 
 
 def banner(*, base: str, token: str, origin: str, database: str, tasks: str = "") -> str:

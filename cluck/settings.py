@@ -114,10 +114,13 @@ INSTALLED_APPS = [
 # CLUCK_TASK_ENGINE: "db" (default): Django's tasks framework on the database backend, run by
 # `manage.py db_worker` (./scripts/serve starts one); "rq": the same jobs on Redis (RQ), run by
 # `manage.py rqworker --job-class django_tasks_rq.Job mcp_tools`, Redis at CLUCK_TASK_REDIS_URL;
+# "celery": the same jobs on Celery (django-tasks-fennel's backend, the farm's app cluck.celery),
+# run by `celery -A cluck.celery worker -Q mcp_tools`, the broker at CLUCK_TASK_REDIS_URL;
 # "in_process": threads of the web process (development and the in-process test suite only).
 CLUCK_TASK_ENGINE = os.environ.get("CLUCK_TASK_ENGINE", "db")
-if CLUCK_TASK_ENGINE not in ("db", "rq", "in_process"):
-    raise ValueError("CLUCK_TASK_ENGINE must be db, rq or in_process")
+if CLUCK_TASK_ENGINE not in ("db", "rq", "celery", "in_process"):
+    raise ValueError("CLUCK_TASK_ENGINE must be db, rq, celery or in_process")
+_task_redis_url = os.environ.get("CLUCK_TASK_REDIS_URL", "redis://127.0.0.1:6379/0")
 # Django 6.0 has the tasks framework built in (django.tasks); 5.2 has it from the django-tasks
 # backport, an app of its own. django-tasks-db serves either.
 if django.VERSION < (6, 0):
@@ -133,11 +136,25 @@ if CLUCK_TASK_ENGINE == "rq":
         "QUEUES": ["default", "mcp_tools"],
     }
     _rq_queue = {
-        "URL": os.environ.get("CLUCK_TASK_REDIS_URL", "redis://127.0.0.1:6379/0"),
+        "URL": _task_redis_url,
         "DEFAULT_TIMEOUT": -1,  # mcp_tools bounds a task (MCP_TOOLS_TASK_TIMEOUT_SECONDS)
     }
     # Every queue the backend accepts must be an RQ queue ("default": django-tasks' own).
     RQ_QUEUES = {"default": _rq_queue, "mcp_tools": _rq_queue}
+if CLUCK_TASK_ENGINE == "celery":
+    INSTALLED_APPS += ["django_tasks_fennel"]
+    TASKS["default"] = {
+        "BACKEND": "django_tasks_fennel.CeleryBackend",
+        "QUEUES": ["default", "mcp_tools"],
+    }
+    # Read by cluck.celery (namespace CELERY), as a team's own app reads its settings.
+    CELERY_BROKER_URL = _task_redis_url
+    # mcp_tools keeps every task's state in its own store; the result backend only serves
+    # django-tasks' get_result() (and silences the backend's check that asks for one).
+    CELERY_RESULT_BACKEND = _task_redis_url
+    CELERY_RESULT_EXTENDED = True  # the backend's check asks for it (worker ids on results)
+    CELERY_RESULT_EXPIRES = 3600
+    CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 MCP_TOOLS_TASK_ENGINE = "in_process" if CLUCK_TASK_ENGINE == "in_process" else "django_tasks"
 MCP_TOOLS_TASK_QUEUE = "mcp_tools"
 # A running task renews this lease; past it its worker is presumed lost (retried or failed).

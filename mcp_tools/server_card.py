@@ -23,6 +23,7 @@ import re
 from typing import Any, Final
 
 from django.apps import apps
+from django.contrib.auth.decorators import login_not_required
 from django.http import HttpRequest, HttpResponse
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_safe
@@ -128,6 +129,7 @@ def public_url(request: HttpRequest) -> str:
     return str(configured) if configured else request.build_absolute_uri("/mcp")
 
 
+@login_not_required
 @handles_own_transactions
 @csrf_exempt
 @ignores_ambient_credentials

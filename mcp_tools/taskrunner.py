@@ -5,8 +5,9 @@
 - ``"django_tasks"`` (the default): the work is a job of Django's tasks API (Django 6's own
   ``django.tasks``; on Django 5.2 the ``django-tasks`` backport of it) on the ``TASKS`` backend
   ``MCP_TOOLS_TASK_BACKEND``, queue ``MCP_TOOLS_TASK_QUEUE``: the database backend
-  (``django_tasks_db.DatabaseBackend``, ``manage.py db_worker``) or a Redis-backed one
-  (``django_tasks_rq.RQBackend``, ``manage.py rqworker``). The job carries the task id only;
+  (``django_tasks_db.DatabaseBackend``, ``manage.py db_worker``), a Redis-backed one
+  (``django_tasks_rq.RQBackend``, ``manage.py rqworker``) or Celery
+  (``django_tasks_fennel.CeleryBackend``, ``celery worker``). The job carries the task id only;
   the worker reads everything else from the task store (``mcp_tools.tasks.execute``). With the
   database backend the job row is written in the transaction that commits the task, so an
   accepted task always has its job, whatever happens to the web process next; any other

@@ -15,6 +15,7 @@ from typing import Any, Final
 from urllib.parse import urlsplit
 
 from asgiref.sync import sync_to_async
+from django.contrib.auth.decorators import login_not_required
 from django.core.handlers.asgi import ASGIRequest
 from django.http import HttpRequest, HttpResponse, HttpResponseBase
 from django.views.decorators.csrf import csrf_exempt
@@ -163,6 +164,7 @@ def _request_id(request: HttpRequest) -> Any:
     return message.request_id if message.kind == "request" else None
 
 
+@login_not_required
 @handles_own_transactions  # async: Django refuses ATOMIC_REQUESTS for it (500 on every call)
 @csrf_exempt
 @handles_own_idempotency
@@ -258,6 +260,7 @@ OAUTH_NOT_OFFERED: Final = (
 )
 
 
+@login_not_required
 @handles_own_transactions
 @csrf_exempt
 @ignores_ambient_credentials
@@ -271,6 +274,7 @@ def protected_resource_metadata(request: HttpRequest, **kwargs: Any) -> HttpResp
     return _json(200, _jsonrpc.dumps(document))
 
 
+@login_not_required
 @handles_own_transactions
 @csrf_exempt
 @ignores_ambient_credentials

@@ -17,6 +17,7 @@ import functools
 import logging
 from typing import Any
 
+from django.contrib.auth.decorators import login_not_required
 from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 from django.db.migrations.loader import MigrationLoader
 from django.db.migrations.recorder import MigrationRecorder
@@ -29,6 +30,7 @@ from tenancy import handles_own_transactions, ignores_ambient_credentials
 logger = logging.getLogger(__name__)
 
 
+@login_not_required
 @handles_own_transactions
 @never_cache
 @require_safe
@@ -75,6 +77,7 @@ def readiness() -> dict[str, Any]:
 
 # Outside ATOMIC_REQUESTS: opening a transaction on every alias before the view would turn an
 # unreachable database into a 500 instead of this view's 503.
+@login_not_required
 @handles_own_transactions
 @never_cache
 @require_safe

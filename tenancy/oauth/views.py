@@ -19,6 +19,7 @@ from typing import Any
 
 from django import forms
 from django.contrib.auth import logout
+from django.contrib.auth.decorators import login_not_required
 from django.contrib.auth.forms import AuthenticationForm
 from django.contrib.auth.mixins import LoginRequiredMixin
 from django.contrib.auth.views import LoginView, redirect_to_login
@@ -110,6 +111,11 @@ def error_page(
     return response
 
 
+# Every view here authenticates by itself (a client's credentials, or a session it sends to
+# conf.login_url() itself), so LoginRequiredMiddleware leaves it alone; marked on each class,
+# since what a parent's dispatch was marked with does not survive every decorator stacked here
+# (SignInView lost LoginView's mark).
+@method_decorator(login_not_required, name="dispatch")
 @handles_own_transactions
 @ignores_ambient_credentials
 @method_decorator(never_cache, name="dispatch")
@@ -139,6 +145,7 @@ class SignInView(LoginView):
         return reverse("oauth2_provider:clients")
 
 
+@login_not_required
 @handles_own_transactions
 @ignores_ambient_credentials
 @require_POST
@@ -180,6 +187,7 @@ def _invalid_target(resource: str, credentials: dict[str, Any]) -> OAuthToolkitE
     )
 
 
+@method_decorator(login_not_required, name="dispatch")
 @handles_own_transactions
 @ignores_ambient_credentials
 @method_decorator(answers_cimd_limits, name="dispatch")
@@ -329,6 +337,7 @@ class ConsentView(dot.AuthorizationView):
         return context
 
 
+@method_decorator(login_not_required, name="dispatch")
 @handles_own_transactions
 @ignores_ambient_credentials
 class ClientsView(LoginRequiredMixin, TemplateView):
@@ -348,6 +357,7 @@ class ClientsView(LoginRequiredMixin, TemplateView):
         return context
 
 
+@login_not_required
 @handles_own_transactions
 @ignores_ambient_credentials
 @require_POST
@@ -366,6 +376,7 @@ def revoke_client(request: HttpRequest, authorization_id: int) -> HttpResponse:
 # --- metadata -------------------------------------------------------------------------------
 
 
+@method_decorator(login_not_required, name="dispatch")
 @handles_own_transactions
 @ignores_ambient_credentials
 class AuthorizationServerMetadataView(dot.OAuthServerMetadataView):
@@ -376,6 +387,7 @@ class AuthorizationServerMetadataView(dot.OAuthServerMetadataView):
         return response
 
 
+@method_decorator(login_not_required, name="dispatch")
 @handles_own_transactions
 @ignores_ambient_credentials
 class ProtectedResourceMetadataView(dot.OAuthProtectedResourceMetadataView):
@@ -403,6 +415,7 @@ class ProtectedResourceMetadataView(dot.OAuthProtectedResourceMetadataView):
 # --- token, revocation, registration -------------------------------------------------------
 
 
+@method_decorator(login_not_required, name="dispatch")
 @handles_own_transactions
 @ignores_ambient_credentials
 @method_decorator(answers_cimd_limits, name="dispatch")
@@ -421,6 +434,7 @@ class TokenView(dot.TokenView):
         return response
 
 
+@method_decorator(login_not_required, name="dispatch")
 @handles_own_transactions
 @ignores_ambient_credentials
 @method_decorator(answers_cimd_limits, name="dispatch")
@@ -453,6 +467,7 @@ def allowed_schemes(application: Any) -> list[str]:
     return schemes
 
 
+@method_decorator(login_not_required, name="dispatch")
 @handles_own_transactions
 @ignores_ambient_credentials
 class RegistrationView(dot.DynamicClientRegistrationView):
@@ -506,6 +521,7 @@ class RegistrationView(dot.DynamicClientRegistrationView):
         return JsonResponse(body, status=201)
 
 
+@method_decorator(login_not_required, name="dispatch")
 @handles_own_transactions
 @ignores_ambient_credentials
 class RegistrationManagementView(dot.DynamicClientRegistrationManagementView):

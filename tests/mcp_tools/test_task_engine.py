@@ -1,10 +1,12 @@
 """Tasks on a real engine, with real processes: uvicorn, and the engine's own workers.
 
-Each test runs on both engines: the embedded default (django-tasks' database backend, run by
-``manage.py db_worker``) and the Redis-backed one (django-tasks' RQ backend on Debian's
-``redis-server``, run by ``manage.py rqworker``). Processes are killed with SIGKILL: nothing
-of theirs runs after it (no ``finally``, no signal handler), as when a machine or a container
-dies. The task store is read through ``tasks/get`` over HTTP, as a client reads it.
+Each test runs on every engine: the embedded default (django-tasks' database backend, run by
+``manage.py db_worker``), the RQ one (django-tasks' RQ backend on Debian's ``redis-server``,
+run by ``manage.py rqworker``) and Celery (django-tasks-fennel's backend, the broker on the
+same ``redis-server``, run by ``celery -A cluck.celery worker``). Processes are killed with
+SIGKILL: nothing of theirs runs after it (no ``finally``, no signal handler), as when a
+machine or a container dies. The task store is read through ``tasks/get`` over HTTP, as a
+client reads it.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ pytestmark = [pytest.mark.e2e, pytest.mark.postgres, pytest.mark.django_db(trans
 TASKS: dict[str, Any] = {"extensions": {"io.modelcontextprotocol/tasks": {}}}
 LEASE_SECONDS = 2  # a lost worker is noticed within this (generous bounds below: 2 cores)
 WAIT_SECONDS = 60.0
+# A database of its own on the test Redis per engine: one engine's jobs never meet another's.
+REDIS_DATABASES = {"db": 4, "rq": 3, "celery": 5}
 
 
 @pytest.fixture(scope="module")
@@ -46,7 +50,7 @@ def redis_url() -> Iterator[str]:
         yield url
 
 
-@pytest.fixture(params=["db", "rq"])
+@pytest.fixture(params=["db", "rq", "celery"])
 def engine(request: pytest.FixtureRequest, redis_url: str) -> Iterator[Engine]:
     with tempfile.TemporaryDirectory(prefix="cluck-task-engine-") as where:
         yield Engine(request.param, redis_url, Path(where))
@@ -58,10 +62,9 @@ class Engine:
     def __init__(self, name: str, redis_url: str, where: Path) -> None:
         self.name = name
         self.where = where
-        # A database of its own on the test Redis: one engine's jobs never meet another's.
         self.env = {
             "CLUCK_TASK_ENGINE": name,
-            "CLUCK_TASK_REDIS_URL": f"{redis_url.rsplit('/', 1)[0]}/{3 if name == 'rq' else 4}",
+            "CLUCK_TASK_REDIS_URL": f"{redis_url.rsplit('/', 1)[0]}/{REDIS_DATABASES[name]}",
             "MCP_TOOLS_TASK_LEASE_SECONDS": str(LEASE_SECONDS),
             "MCP_TOOLS_RATE": "100000/m",
             "TASK_ENGINE_TEST_DIR": str(where),
@@ -81,14 +84,19 @@ class Engine:
     def worker(self) -> Iterator[subprocess.Popen[bytes]]:
         """A worker process of this engine (stopped afterwards unless killed before)."""
         if self.name == "db":
-            command = ["db_worker", "--queue-name", "mcp_tools", "--interval", "0.1"]
+            command = ["manage.py", "db_worker", "--queue-name", "mcp_tools", "--interval", "0.1"]
             command += ["--no-startup-delay"]
-        else:
-            command = ["rqworker", "--job-class", "django_tasks_rq.Job", "mcp_tools"]
+        elif self.name == "rq":
+            command = ["manage.py", "rqworker", "--job-class", "django_tasks_rq.Job", "mcp_tools"]
             command += ["--worker-class", "rq.worker.SimpleWorker"]
+        else:
+            # The solo pool runs the task in the worker process itself (as RQ's SimpleWorker):
+            # the SIGKILL below ends the run, where a prefork child would outlive its parent.
+            command = ["-m", "celery", "-A", "cluck.celery", "worker", "-Q", "mcp_tools"]
+            command += ["--pool", "solo", "--without-gossip", "--without-mingle", "-l", "ERROR"]
         log = tempfile.TemporaryFile()
         process = subprocess.Popen(
-            [sys.executable, "manage.py", *command],
+            [sys.executable, *command],
             cwd=ROOT,
             env={
                 **os.environ,

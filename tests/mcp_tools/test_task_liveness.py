@@ -2,8 +2,8 @@
 
 Tasks are queued on a real server while their owners may act, the owners then stop being
 allowed to (a deactivated user, a disabled membership, a suspended tenant), and only then does
-a worker of the engine (``manage.py db_worker``) run them: each task fails with the error the
-owner's next ``/mcp`` request gets, and its write never happens.
+a worker of the engine (``manage.py db_worker``, a ``celery worker``) run them: each task
+fails with the error the owner's next ``/mcp`` request gets, and its write never happens.
 """
 
 from __future__ import annotations
@@ -18,6 +18,7 @@ import httpx
 import pytest
 from django.utils import timezone
 
+from cluck.devredis import redis_server
 from cluck.models import Farm
 from mcp_tools.models import TaskRecord
 from tenancy.models import AccessToken, Membership
@@ -63,11 +64,16 @@ CAUSES: dict[str, tuple[Callable[[Membership], None], str]] = {
 }
 
 
-@pytest.fixture
-def db_engine(tmp_path: Path) -> Iterator[Engine]:
-    # The database engine only: the rule is the worker's, not the queue's (test_task_engine
-    # runs both engines through the same ``execute``).
-    yield Engine("db", "redis://127.0.0.1:1/0", tmp_path)
+@pytest.fixture(params=["db", "celery"])
+def db_engine(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Engine]:
+    # The rule is the worker's, not the queue's (test_task_engine runs every engine through
+    # the same ``execute``): the database worker, and a Celery worker as the one process that
+    # is neither the web process's code path nor a manage.py command.
+    if request.param == "db":
+        yield Engine("db", "redis://127.0.0.1:1/0", tmp_path)
+        return
+    with redis_server() as url:
+        yield Engine("celery", url, tmp_path)
 
 
 def _write(label: str) -> dict[str, Any]:

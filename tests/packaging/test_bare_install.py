@@ -206,6 +206,18 @@ EXTRA_FEATURES: dict[str, tuple[str, str | None, str]] = {
         None,
         "import django_tasks_rq",
     ),
+    # docs/existing-project.md "Tasks on your engine": the toolkit's job registered with Celery
+    # (no broker needed to import and check).
+    "celery": (
+        'INSTALLED_APPS = [*INSTALLED_APPS, "django_tasks_fennel"]\n'
+        'TASKS = {"default": {"BACKEND": "django_tasks_fennel.CeleryBackend",'
+        ' "QUEUES": ["default", "mcp_tools"]}}\n'
+        'MCP_TOOLS_TASK_QUEUE = "mcp_tools"\n'
+        'CELERY_BROKER_URL = "redis://127.0.0.1:6379/0"\n',
+        None,
+        "import mcp_tools.tasks, celery; "
+        'assert "django_tasks:mcp_tools.tasks.run_task" in celery.current_app.tasks',
+    ),
 }
 
 
