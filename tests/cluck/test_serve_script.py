@@ -7,11 +7,13 @@ never touch the developer's ``var/``; one test starts its own embedded PostgreSQ
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import socket
 import stat
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -73,6 +75,20 @@ def _env(var: Path, port: int, **extra: str | None) -> dict[str, str]:
         else:
             env[name] = value
     return env
+
+
+@pytest.fixture
+def var_outside_pytest_temp() -> Iterator[Path]:
+    """A ``CLUCK_VAR_DIR`` the embedded PostgreSQL's own system user can reach when we are
+    root. Not under pytest's temporary root: every pytest session that starts (another
+    worker's, a mutation run's) takes group and other access off ``pytest-of-<user>`` again,
+    and pg_ctl, run as that user, then cannot reach its data directory."""
+    root = Path(tempfile.mkdtemp(prefix="cluck-serve-var-"))
+    root.chmod(0o755)
+    try:
+        yield root / "var"
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
 
 
 @contextmanager
@@ -287,11 +303,11 @@ def test_serve_runs_tasks_on_a_db_worker_beside_the_server_and_stops_it(transact
 @pytest.mark.e2e
 @pytest.mark.slow
 def test_serve_stops_the_embedded_postgres_it_started_and_stop_db_stops_one_left_running(
-    tmp_path,
+    var_outside_pytest_temp: Path,
 ):
     """Mutation: drop the stop from ``devserver.main``'s ``finally`` → red. Mutation: let
     SIGTERM end the process without cleanup (no ``_exit_on_signal``) → red."""
-    var = tmp_path / "var"
+    var = var_outside_pytest_temp
     data_dir = var / "pgdata"
     env = _env(var, free_port(), DATABASE_URL=None)
     try:
