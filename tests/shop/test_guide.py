@@ -10,17 +10,15 @@ zero on a fresh PostgreSQL database; both are served (``runserver``, uvicorn on
 from __future__ import annotations
 
 import json
-import os
 import shlex
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 import pytest
 
+from tests.project_harness import assert_checks_pass, postgres_database
 from tests.shop.harness import (
     CLERK_PASSWORD,
     GUIDE,
@@ -90,7 +88,7 @@ def test_the_guides_commands_set_up_the_shop_on_sqlite(
     assert "Applying tenancy.0002_rate_counter... OK" in migrated
     assert "Applying idempotency.0001_initial... OK" in migrated
     checked = guided.output_of("python", "manage.py", "check")
-    assert "System check identified no issues" in checked, checked
+    assert_checks_pass(checked, sqlite=True)
     assert "added: owner@main.example (new user) is Admin" in guided.output_of(
         "python", "manage.py", "add_member", "--tenant", "main", "--email", "owner@main.example"
     )
@@ -167,19 +165,11 @@ def test_runserver_serves_the_shop_to_the_mcp_sdk_and_people_sign_in(
 @pytest.fixture
 def fresh_postgres_database() -> Iterator[str]:
     """A new, empty database on the test run's PostgreSQL server; dropped afterwards."""
-    base = os.environ.get("DATABASE_URL", "")
-    if not base.startswith(("postgres://", "postgresql://")):
-        pytest.skip("needs the PostgreSQL server of the test run (DATABASE_URL)")
-    import psycopg
-
-    name = f"shop_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(base, autocommit=True) as connection:
-        connection.execute(f'CREATE DATABASE "{name}"')
     try:
-        yield urlsplit(base)._replace(path=f"/{name}").geturl()
-    finally:
-        with psycopg.connect(base, autocommit=True) as connection:
-            connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        with postgres_database("shop") as url:
+            yield url
+    except LookupError as missing:
+        pytest.skip(str(missing))
 
 
 @pytest.mark.e2e
@@ -190,7 +180,7 @@ def test_the_shop_migrates_from_zero_on_postgresql_and_uvicorn_serves_it(
     shop = Shop(copy_project(tmp_path), shop_env(database_url=fresh_postgres_database))
     migrated = shop.manage("migrate")
     assert "Applying tenancy.0002_rate_counter... OK" in migrated
-    assert "System check identified no issues" in shop.manage("check")
+    assert_checks_pass(shop.manage("check"), sqlite=False)
     tokens = owners_with_tokens(
         shop, [("main", "owner@main.example"), ("harbour", "owner@harbour.example")]
     )
