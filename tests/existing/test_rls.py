@@ -12,12 +12,16 @@ run's user (a superuser: the role switch is what makes the policies hold).
 from __future__ import annotations
 
 import json
+import os
 import shutil
+import uuid
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
+import psycopg
 import pytest
 from mcp_tools.test import ERAS
 
@@ -254,3 +258,62 @@ def test_the_projects_own_view_admin_and_command_still_see_every_organization(
     }
     seen = careless.shell(HOST_PATHS, "HOST=")
     assert seen == {"view": everything, "admin": both, "command": everything}, seen
+
+
+# --- a database user that may not create roles ---------------------------------------------
+
+DBA_SEED = """
+for slug in ["acme", "globex"]:
+    Project.objects.create(organization=Organization.objects.get(slug=slug), name="kept")
+"""
+
+
+@mutation(
+    "tenancy/rls/install.py",
+    find='    grantee = quote(user) if user else "CURRENT_USER"\n',
+    replace='    grantee = "CURRENT_USER"\n',
+)
+def test_the_dba_runs_the_printed_block_for_a_user_that_may_not(tmp_path: Path) -> None:
+    """docs/existing-project.md, the team's database user owns its database but may not create
+    roles: ``migrate`` warns and installs nothing, ``rls_install --sql`` prints the block, the
+    database owner (another user) runs it, and then the checks pass and a careless tool sees
+    only its organization.
+
+    Mutation: the block grants the role to CURRENT_USER (whoever runs it: the DBA) instead of
+    the project's user → the project's user cannot take the role → tenancy_rls.E001 → red."""
+    try:
+        database = postgres_database("tracker_dba")
+        owner_url = database.__enter__()
+    except LookupError as missing:
+        pytest.skip(str(missing))
+    user = f"tracker_{uuid.uuid4().hex[:8]}"
+    parts = urlsplit(owner_url)
+    name = parts.path.lstrip("/")
+    try:
+        with psycopg.connect(owner_url, autocommit=True) as connection:
+            connection.execute(f"CREATE ROLE {user} LOGIN PASSWORD 'team' NOSUPERUSER NOCREATEROLE")
+            connection.execute(f'ALTER DATABASE "{name}" OWNER TO {user}')
+        server = parts.netloc.rpartition("@")[2]  # host:port, or empty for a socket
+        team_url = parts._replace(netloc=f"{user}:team@{server}").geturl()
+        tracker = copy_tracker(tmp_path)
+        shutil.copytree(PROJECT / "careless", tracker.path / "careless")
+        tracker.env = project_env(team_url, DJANGO_SETTINGS_MODULE="careless.settings")
+
+        migrated = tracker.manage("migrate")
+        assert "row-level security not installed" in migrated, migrated
+        block = tracker.manage("rls_install", "--sql")
+        with psycopg.connect(owner_url, autocommit=True) as connection:
+            connection.execute(block.encode())  # what the owner's psql -f would run
+
+        tracker.manage("check", "--database", "default")  # an error fails the command
+        seed(tracker, MEMBERS)
+        orm(tracker, DBA_SEED)
+        out = tracker.manage(
+            "mcp_call", "careless_read", "--organization", "acme", "--email", "ada@acme.example"
+        )
+        seen = json.loads(out[: out.rindex("}") + 1])
+        assert len(seen["all"]) == 1 and seen["aggregate"] == 1, seen
+    finally:
+        database.__exit__(None, None, None)
+        with psycopg.connect(os.environ["DATABASE_URL"], autocommit=True) as connection:
+            connection.execute(f"DROP ROLE IF EXISTS {user}")
