@@ -16,6 +16,7 @@ import os
 import shutil
 import uuid
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -94,6 +95,8 @@ class CarelessTracker:
     tokens: dict[str, str]
     mine: int
     other: int
+    migrated: str
+    checked: str
 
     def shell(self, script: str, prefix: str) -> Any:
         (line,) = [
@@ -105,34 +108,55 @@ class CarelessTracker:
         return call_tool(self.url, self.tokens["ada@acme.example@acme"], era, name, **arguments)
 
 
-@pytest.fixture(scope="module")
-def careless(tmp_path_factory: Any) -> Iterator[CarelessTracker]:
-    """The tracker plus the careless app on a fresh PostgreSQL database, migrated (which
-    installs the role and the policies), two organizations with projects, uvicorn serving it."""
+@contextmanager
+def team_database() -> Iterator[tuple[str, str]]:
+    """A fresh database owned by a new login role that is no superuser and may not create
+    roles (the team's database user on a managed database): ``(its URL, the owner's URL)``,
+    the owner being the test run's superuser (the DBA). Both dropped afterwards."""
     try:
         database = postgres_database("tracker_rls")
-        url = database.__enter__()
+        owner_url = database.__enter__()
     except LookupError as missing:
         pytest.skip(str(missing))
+    user = f"tracker_{uuid.uuid4().hex[:8]}"
+    parts = urlsplit(owner_url)
     try:
+        with psycopg.connect(owner_url, autocommit=True) as connection:
+            connection.execute(f"CREATE ROLE {user} LOGIN PASSWORD 'team' NOSUPERUSER NOCREATEROLE")
+            connection.execute(f'ALTER DATABASE "{parts.path.lstrip("/")}" OWNER TO {user}')
+        server = parts.netloc.rpartition("@")[2]  # host:port, or empty for a socket
+        yield parts._replace(netloc=f"{user}:team@{server}").geturl(), owner_url
+    finally:
+        database.__exit__(None, None, None)
+        with psycopg.connect(os.environ["DATABASE_URL"], autocommit=True) as connection:
+            connection.execute(f"DROP ROLE IF EXISTS {user}")
+
+
+@pytest.fixture(scope="module")
+def careless(tmp_path_factory: Any) -> Iterator[CarelessTracker]:
+    """The tracker plus the careless app on a fresh PostgreSQL database, set up as
+    docs/existing-project.md section 6 says for a team whose database user may not create
+    roles: ``migrate`` (which warns and installs nothing), ``rls_install --sql`` run by the
+    database owner, ``check --database default``; two organizations with projects; uvicorn
+    serving it."""
+    with team_database() as (team_url, owner_url):
         tracker = copy_tracker(Path(tmp_path_factory.mktemp("rls")))
         shutil.copytree(
             PROJECT / "careless",
             tracker.path / "careless",
             ignore=shutil.ignore_patterns("__pycache__"),
         )
-        tracker.env = project_env(url, DJANGO_SETTINGS_MODULE="careless.settings")
-        tracker.manage("migrate")
-        # Errors (tenancy_rls.E001–E005) would fail the command: the install is complete.
-        tracker.manage("check", "--database", "default")
+        tracker.env = project_env(team_url, DJANGO_SETTINGS_MODULE="careless.settings")
+        migrated = tracker.manage("migrate")
+        block = tracker.manage("rls_install", "--sql")
+        with psycopg.connect(owner_url, autocommit=True) as connection:
+            connection.execute(block.encode())  # what the owner's psql -f runs
+        checked = tracker.manage("check", "--database", "default")  # an error fails it
         tokens = seed(tracker, MEMBERS)
-        placeholder = CarelessTracker(tracker, "", tokens, 0, 0)
         (line,) = [line for line in orm(tracker, SEED).splitlines() if line.startswith("ORGS=")]
         mine, other = map(int, line.removeprefix("ORGS=").split(","))
         with tracker.serve("uvicorn") as served:
-            yield CarelessTracker(placeholder.tracker, served, tokens, mine, other)
-    finally:
-        database.__exit__(None, None, None)
+            yield CarelessTracker(tracker, served, tokens, mine, other, migrated, checked)
 
 
 def seen_only(seen: dict[str, Any], organization: int) -> None:
@@ -243,6 +267,9 @@ def test_the_projects_own_view_admin_and_command_still_see_every_organization(
     changelist and management command, which never take the tools' role, see both
     organizations' projects, as before row-level security.
 
+    The project connects as the tables' owner, no superuser (a superuser would see every row
+    whatever the policies): FORCE makes the policies bind it, and the host policy admits it.
+
     Mutation: the host policy dropped → the forced tables admit no row to the project's own
     code → red."""
     both = sorted([careless.mine, careless.other])
@@ -260,60 +287,20 @@ def test_the_projects_own_view_admin_and_command_still_see_every_organization(
     assert seen == {"view": everything, "admin": both, "command": everything}, seen
 
 
-# --- a database user that may not create roles ---------------------------------------------
-
-DBA_SEED = """
-for slug in ["acme", "globex"]:
-    Project.objects.create(organization=Organization.objects.get(slug=slug), name="kept")
-"""
-
-
 @mutation(
     "tenancy/rls/install.py",
     find='    grantee = quote(user) if user else "CURRENT_USER"\n',
     replace='    grantee = "CURRENT_USER"\n',
 )
-def test_the_dba_runs_the_printed_block_for_a_user_that_may_not(tmp_path: Path) -> None:
-    """docs/existing-project.md, the team's database user owns its database but may not create
-    roles: ``migrate`` warns and installs nothing, ``rls_install --sql`` prints the block, the
-    database owner (another user) runs it, and then the checks pass and a careless tool sees
-    only its organization.
+def test_the_database_owner_installs_what_the_teams_user_may_not(
+    careless: CarelessTracker,
+) -> None:
+    """The team's user may not create roles: ``migrate`` says so and names the command; the
+    block ``rls_install --sql`` printed, run by the database owner, completes the install.
 
-    Mutation: the block grants the role to CURRENT_USER (whoever runs it: the DBA) instead of
-    the project's user → the project's user cannot take the role → tenancy_rls.E001 → red."""
-    try:
-        database = postgres_database("tracker_dba")
-        owner_url = database.__enter__()
-    except LookupError as missing:
-        pytest.skip(str(missing))
-    user = f"tracker_{uuid.uuid4().hex[:8]}"
-    parts = urlsplit(owner_url)
-    name = parts.path.lstrip("/")
-    try:
-        with psycopg.connect(owner_url, autocommit=True) as connection:
-            connection.execute(f"CREATE ROLE {user} LOGIN PASSWORD 'team' NOSUPERUSER NOCREATEROLE")
-            connection.execute(f'ALTER DATABASE "{name}" OWNER TO {user}')
-        server = parts.netloc.rpartition("@")[2]  # host:port, or empty for a socket
-        team_url = parts._replace(netloc=f"{user}:team@{server}").geturl()
-        tracker = copy_tracker(tmp_path)
-        shutil.copytree(PROJECT / "careless", tracker.path / "careless")
-        tracker.env = project_env(team_url, DJANGO_SETTINGS_MODULE="careless.settings")
-
-        migrated = tracker.manage("migrate")
-        assert "row-level security not installed" in migrated, migrated
-        block = tracker.manage("rls_install", "--sql")
-        with psycopg.connect(owner_url, autocommit=True) as connection:
-            connection.execute(block.encode())  # what the owner's psql -f would run
-
-        tracker.manage("check", "--database", "default")  # an error fails the command
-        seed(tracker, MEMBERS)
-        orm(tracker, DBA_SEED)
-        out = tracker.manage(
-            "mcp_call", "careless_read", "--organization", "acme", "--email", "ada@acme.example"
-        )
-        seen = json.loads(out[: out.rindex("}") + 1])
-        assert len(seen["all"]) == 1 and seen["aggregate"] == 1, seen
-    finally:
-        database.__exit__(None, None, None)
-        with psycopg.connect(os.environ["DATABASE_URL"], autocommit=True) as connection:
-            connection.execute(f"DROP ROLE IF EXISTS {user}")
+    Mutation: the block grants the role to CURRENT_USER (whoever runs it: the owner) instead
+    of the project's user → the project's user cannot take the role → tenancy_rls.E001 fails
+    ``check --database default`` → red."""
+    assert "row-level security not installed" in careless.migrated, careless.migrated
+    assert "rls_install --sql" in careless.migrated
+    assert "System check identified no issues" in careless.checked, careless.checked
