@@ -6,7 +6,7 @@ added, is migrated from zero on a fresh PostgreSQL database as the test run's us
 superuser: the role switch is what makes the policies hold), and two stores' owners call the
 careless tools over ``/mcp`` served by uvicorn in both eras, through ``manage.py mcp_call`` and
 through ``mcp_tools.test.MCPClient``. The project's own code (``manage.py shell``) still sees
-both stores.
+both stores. The shop's own pytest suite passes on PostgreSQL with row-level security on.
 """
 
 from __future__ import annotations
@@ -213,3 +213,36 @@ def test_careless_writes_over_mcp_stay_in_their_store(careless: CarelessShop) ->
     theirs = [row for row in before if row[0] == "harbour"]
     assert [row for row in after if row[0] == "harbour"] == theirs  # untouched, none planted
     assert [row for row in after if row[0] == "main"] == [["main", "kept", "0.01"]]
+
+
+@mutation(
+    "tenancy/rls/scope.py",
+    find='[conf.get("RLS_ROLE"), conf.get("RLS_SETTING"), str(tenant_id)],',
+    replace='[conf.get("RLS_ROLE"), conf.get("RLS_SETTING"), ""],',
+)
+def test_the_shops_own_suite_passes_on_postgresql_under_row_level_security(
+    tmp_path: Path,
+) -> None:
+    """The shop's own pytest suite (``catalog/tests.py``: ``MCPClient`` through the plugin's
+    fixtures, in both eras, rows committed by the test) on PostgreSQL, where its test database's
+    migrations install the policies and every tool call takes the role.
+
+    Mutation: the tool calls take the role with no tenant → the policies admit no row to the
+    listing tool → the suite's listing tests fail → red."""
+    try:
+        database = postgres_database("shop_own")
+        url = database.__enter__()
+    except LookupError as missing:
+        pytest.skip(str(missing))
+    try:
+        env = shop_env(database_url=url)
+        env.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)  # the project's own run, its plugins
+        shop = Shop(copy_project(tmp_path), env=env)
+        output = shop.run(
+            ["python", "-m", "pytest", "catalog/tests.py", "--ds=shop.settings",
+             "-p", "mcp_tools.pytest_plugin", "-p", "no:cacheprovider", "-q"],
+            timeout=300,
+        )  # fmt: skip
+        assert " passed" in output and "failed" not in output, output
+    finally:
+        database.__exit__(None, None, None)
