@@ -110,8 +110,8 @@ def careless(tmp_path_factory: Any) -> Iterator[CarelessShop]:
         database.__exit__(None, None, None)
 
 
-def call(careless: CarelessShop, era: str, name: str, **arguments: Any) -> Any:
-    return call_tool(careless.url, careless.tokens["owner@main.example"], era, name, **arguments)
+def call(careless: CarelessShop, era: str, tool: str, **arguments: Any) -> Any:
+    return call_tool(careless.url, careless.tokens["owner@main.example"], era, tool, **arguments)
 
 
 def seen_only(seen: dict[str, Any], store: int) -> None:
@@ -213,6 +213,42 @@ def test_careless_writes_over_mcp_stay_in_their_store(careless: CarelessShop) ->
     theirs = [row for row in before if row[0] == "harbour"]
     assert [row for row in after if row[0] == "harbour"] == theirs  # untouched, none planted
     assert [row for row in after if row[0] == "main"] == [["main", "kept", "0.01"]]
+
+
+@mutation(
+    "mcp_tools/execution/results.py",
+    find="with rls.scoped(ctx.tenant.id, read_only=True):",
+    replace="with nullcontext():",
+)
+@mutation(
+    "mcp_tools/execution/results.py",
+    find="        rls.take(ctx.tenant.id)\n",
+    replace="        pass\n",
+)
+def test_a_careless_rest_view_published_with_drf_tool_stays_in_its_store(
+    careless: CarelessShop,
+) -> None:
+    """``drf_tool`` runs the REST view itself: a view whose queryset forgets the store lists
+    only the caller's products, and its create of a product for the other store is refused
+    and never stored.
+
+    Mutation: the read's role left out → the list reaches the other store; the write's left
+    out → the planted product is stored → red."""
+    listed = call(careless, "modern", "careless_drf_list")
+    assert listed.is_error is False, listed
+    products = listed.structured_content["results"]
+    assert products and {product["store"] for product in products} == {careless.mine}, products
+    planted = call(
+        careless,
+        "modern",
+        "careless_drf_create",
+        store=careless.other,
+        name="drf-planted",
+        price="1.00",
+        idempotencyKey="d-1",
+    )
+    assert planted.is_error is True, planted
+    assert "drf-planted" not in {name for _, name, _ in careless.host_rows()}
 
 
 @mutation(

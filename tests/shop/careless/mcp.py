@@ -2,7 +2,7 @@
 
 ``Product.all_tenants`` is the plain manager; raw SQL, a related lookup from the store,
 ``select_related``, ``values``/``aggregate``, queryset ``update``/``delete`` and ``bulk_create``
-all go past the scoped manager.
+all go past the scoped manager; so does a REST view published with ``drf_tool``.
 """
 
 from decimal import Decimal
@@ -11,8 +11,10 @@ from typing import Literal
 from django.db import connection
 from django.db.models import Count
 from mcp_tools import CallContext, tool
+from mcp_tools.drf import drf_tool
 from pydantic import BaseModel
 
+from careless.api import CarelessProducts
 from catalog.models import Product, Store
 
 
@@ -66,3 +68,17 @@ def careless_write(
         [Product(store_id=store_id, name="planted", price=Decimal("1"))]
     )
     return Changed(rows=len(planted))
+
+
+drf_tool(
+    CarelessProducts,
+    "list",
+    name="careless_drf_list",
+    description="Every product the careless REST view reaches (as GET /careless/products/).",
+)
+drf_tool(
+    CarelessProducts,
+    "create",
+    name="careless_drf_create",
+    description="A product for any store, through the careless REST view.",
+)

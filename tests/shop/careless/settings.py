@@ -4,3 +4,4 @@ from shop.settings import *  # noqa: F403
 from shop.settings import INSTALLED_APPS
 
 INSTALLED_APPS = [*INSTALLED_APPS, "careless"]
+ROOT_URLCONF = "careless.urls"
