@@ -18,7 +18,13 @@ from typing import Any
 import httpx
 import pytest
 
-from tests.project_harness import assert_checks_pass, postgres_database
+from tests.mutations import mutation
+from tests.project_harness import (
+    GuidePart,
+    assert_checks_pass,
+    fenced_blocks,
+    postgres_database,
+)
 from tests.shop.harness import (
     CLERK_PASSWORD,
     GUIDE,
@@ -59,6 +65,26 @@ def test_every_file_the_guide_shows_is_the_shops_file() -> None:
     }
     for path, text in files.items():
         assert (PROJECT / path).read_text() == text, f"docs/new-project.md differs from {path}"
+
+
+@mutation(
+    "docs/new-project.md",
+    find='TENANCY_RLS_MODELS = {"catalog.Product": "store"}\n```',
+    replace='TENANCY_RLS_MODELS = {"catalog.Product": "store_id"}\n```',
+)
+def test_the_row_level_security_step_shows_the_shops_own_declaration() -> None:
+    """Step 12's block (the declaration, outside the whole settings file of step 3) is a line
+    of shop/settings.py, which tests/shop/test_rls.py proves on PostgreSQL.
+
+    Mutation: the step's block names another field → red."""
+    step = GuidePart(
+        GUIDE, start="## 12. Row-level security: the database refuses another store's rows"
+    )
+    declarations = [block for language, block in fenced_blocks(step) if language == "python"]
+    assert declarations, "step 12 shows no declaration"
+    settings = (PROJECT / "shop/settings.py").read_text().splitlines()
+    for block in declarations:
+        assert block.strip() in settings, block
 
 
 def test_the_guide_lists_the_commands_the_tests_run() -> None:
