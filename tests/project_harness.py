@@ -108,25 +108,6 @@ def postgres_database(prefix: str) -> Iterator[str]:
             connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
-# The one issue ``manage.py check`` reports for a project that declares tenant-owned tables
-# (row-level security) while it runs on SQLite: the tables cannot be enforced there.
-SQLITE_RLS_WARNING = "(tenancy_rls.W001) Row-level security is PostgreSQL-only"
-
-
-def assert_checks_pass(out: str, *, sqlite: bool) -> None:
-    """``out`` (of ``check``, ``migrate``, ``test``…) reports no issue: on SQLite none but
-    ``tenancy_rls.W001``, on PostgreSQL none at all.
-
-    Raises:
-        AssertionError: another issue, or the warning where it does not belong.
-    """
-    if sqlite:
-        assert SQLITE_RLS_WARNING in out, out
-        assert re.search(r"System check identified 1 issue \(\d+ silenced\)\.", out), out
-    else:
-        assert "System check identified no issues" in out, out
-
-
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))
