@@ -24,11 +24,13 @@ import subprocess
 import sys
 import tempfile
 import time
+import uuid
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx
 
@@ -81,6 +83,29 @@ def project_env(database_url: str | None = None, **extra: str) -> dict[str, str]
         env["DATABASE_URL"] = database_url
     env.update(extra)
     return env
+
+
+@contextmanager
+def postgres_database(prefix: str) -> Iterator[str]:
+    """The URL of a new, empty database on the test run's PostgreSQL server (``DATABASE_URL``),
+    dropped afterwards.
+
+    Raises:
+        LookupError: the test run has no PostgreSQL server (its ``DATABASE_URL`` is another).
+    """
+    base = os.environ.get("DATABASE_URL", "")
+    if not base.startswith(("postgres://", "postgresql://")):
+        raise LookupError("needs the PostgreSQL server of the test run (DATABASE_URL)")
+    import psycopg
+
+    name = f"{prefix}_{uuid.uuid4().hex[:12]}"
+    with psycopg.connect(base, autocommit=True) as connection:
+        connection.execute(f'CREATE DATABASE "{name}"')
+    try:
+        yield urlsplit(base)._replace(path=f"/{name}").geturl()
+    finally:
+        with psycopg.connect(base, autocommit=True) as connection:
+            connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
 def free_port() -> int:

@@ -94,18 +94,11 @@ def _table_errors(cursor: Any, table: str, role: str) -> list[checks.CheckMessag
 def check_rls(
     app_configs: Any = None, databases: Any = None, **kwargs: Any
 ) -> list[checks.CheckMessage]:
-    """Errors when the tools' role could bypass a declared table's policy; a warning when
-    tables are declared on a database that has no row-level security."""
+    """Errors when the tools' role could bypass a declared table's policy."""
     if not conf.get("RLS") or not any_declared():
         return []
     if connections[DEFAULT_DB_ALIAS].vendor != "postgresql":
-        return [
-            checks.Warning(
-                "Row-level security is PostgreSQL-only: on this database tool calls are "
-                "scoped by their queries alone.",
-                id="tenancy_rls.W001",
-            )
-        ]
+        return []  # check_rls_vendor, at deployment
     if databases is None or DEFAULT_DB_ALIAS not in databases:
         return []  # a database check: `check --database default`, or the server's start
     if not enabled():
@@ -138,4 +131,23 @@ def check_rls(
     return errors
 
 
+def check_rls_vendor(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """A warning, at deployment (``check --deploy``), when tables are declared on a database
+    that has no row-level security. Not on every command: developing on SQLite (the new
+    project's default) is no fault, and a warning on every command would land in what the
+    commands print (``mcp_call``'s stderr, ``issue_token``'s output)."""
+    if not conf.get("RLS") or not any_declared():
+        return []
+    if connections[DEFAULT_DB_ALIAS].vendor != "postgresql":
+        return [
+            checks.Warning(
+                "Row-level security is PostgreSQL-only: on this database tool calls are "
+                "scoped by their queries alone.",
+                id="tenancy_rls.W001",
+            )
+        ]
+    return []
+
+
 checks.register(check_rls, CHECK_TAG, checks.Tags.database)
+checks.register(check_rls_vendor, CHECK_TAG, deploy=True)

@@ -32,13 +32,13 @@ def _literal(value: str) -> str:
     return "'" + value.replace("'", "''") + "'"
 
 
-def role_statements(role: str, quote: Any) -> list[str]:
-    """Create the role (once) and let the connecting user take it."""
+def role_statements(role: str, quote: Any, grantee: str = "CURRENT_USER") -> list[str]:
+    """Create the role (once) and let the connecting user (``grantee``) take it."""
     return [
         "DO $$ BEGIN IF NOT EXISTS (SELECT FROM pg_roles WHERE rolname = "
         f"{_literal(role)}) THEN CREATE ROLE {quote(role)} NOLOGIN NOSUPERUSER NOBYPASSRLS; "
         "END IF; END $$",
-        f"GRANT {quote(role)} TO CURRENT_USER",
+        f"GRANT {quote(role)} TO {grantee}",
     ]
 
 
@@ -74,9 +74,14 @@ def table_statements(table: Declared, role: str, setting: str, quote: Any) -> li
 
 def statements(using: str = DEFAULT_DB_ALIAS, *, tables: list[Declared] | None = None) -> list[str]:
     """The whole block, in order: role, grants, then each declared table."""
-    quote = connections[using].ops.quote_name
+    connection = connections[using]
+    quote = connection.ops.quote_name
     role, setting = conf.get("RLS_ROLE"), conf.get("RLS_SETTING")
-    block = role_statements(role, quote) + grant_statements(role, quote)
+    # The project's user by name: a DBA who runs the printed block as someone else grants the
+    # role to the user the project connects as, not to themselves (tenancy_rls.E001).
+    user = connection.settings_dict.get("USER")
+    grantee = quote(user) if user else "CURRENT_USER"
+    block = role_statements(role, quote, grantee) + grant_statements(role, quote)
     for table in declared(using) if tables is None else tables:
         block += table_statements(table, role, setting, quote)
     return block

@@ -9,6 +9,7 @@ toolkit's ``issue_token``.
 from __future__ import annotations
 
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -92,7 +93,11 @@ def seed(tracker: Project, members: list[tuple[str, str, str]]) -> dict[str, str
 
 
 def issue_token(tracker: Project, slug: str, email: str) -> str:
-    return tracker.manage("issue_token", "--tenant", slug, "--email", email).strip()
+    """The token the command printed (its stdout's one line; on SQLite stderr also holds the
+    check warning tenancy_rls.W001)."""
+    out = tracker.manage("issue_token", "--tenant", slug, "--email", email)
+    (token,) = re.findall(r"^ck_pat_\S+$", out, re.M)
+    return str(token)
 
 
 def orm(tracker: Project, code: str) -> str:

@@ -27,6 +27,7 @@ def test_every_file_block_of_the_guide_is_in_the_project() -> None:
         "tracker/settings.py",
         "tracker/urls.py",
         "projects/models.py",
+        "projects/apps.py",
         "projects/mcp.py",
         "tracker/asgi.py",
     }

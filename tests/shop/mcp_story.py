@@ -96,6 +96,23 @@ def run_story(url: str, *, owner: str, other: str) -> None:
     assert seen["after"] == [added["product"]]
 
 
+async def _call_tool(url: str, bearer: str, era: str, tool: str, arguments: dict[str, Any]) -> Any:
+    if era == "handshake":
+        async with mcp_session(url, bearer) as session:
+            return await session.call_tool(tool, arguments)
+    async with (
+        _http(bearer) as http,
+        Client(streamable_http_client(f"{url}/mcp", http_client=http), mode="2026-07-28") as client,
+    ):
+        return await client.call_tool(tool, arguments)
+
+
+def call_tool(url: str, bearer: str, era: str, tool: str, **arguments: Any) -> Any:
+    """One ``tools/call`` through the SDK: ``era`` ``"handshake"`` (a session, ``initialize``
+    first) or ``"modern"`` (the 2026-07-28 era); the SDK's ``CallToolResult``."""
+    return asyncio.run(_call_tool(url, bearer, era, tool, arguments))
+
+
 async def _tool_names(url: str, bearer: str) -> set[str]:
     async with mcp_session(url, bearer) as session:
         return {tool.name for tool in (await session.list_tools()).tools}

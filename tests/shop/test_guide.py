@@ -10,17 +10,20 @@ zero on a fresh PostgreSQL database; both are served (``runserver``, uvicorn on
 from __future__ import annotations
 
 import json
-import os
 import shlex
-import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
-from urllib.parse import urlsplit
 
 import httpx
 import pytest
 
+from tests.mutations import mutation
+from tests.project_harness import (
+    GuidePart,
+    fenced_blocks,
+    postgres_database,
+)
 from tests.shop.harness import (
     CLERK_PASSWORD,
     GUIDE,
@@ -61,6 +64,26 @@ def test_every_file_the_guide_shows_is_the_shops_file() -> None:
     }
     for path, text in files.items():
         assert (PROJECT / path).read_text() == text, f"docs/new-project.md differs from {path}"
+
+
+@mutation(
+    "docs/new-project.md",
+    find='TENANCY_RLS_MODELS = {"catalog.Product": "store"}\n```',
+    replace='TENANCY_RLS_MODELS = {"catalog.Product": "store_id"}\n```',
+)
+def test_the_row_level_security_step_shows_the_shops_own_declaration() -> None:
+    """Step 12's block (the declaration, outside the whole settings file of step 3) is a line
+    of shop/settings.py, which tests/shop/test_rls.py proves on PostgreSQL.
+
+    Mutation: the step's block names another field → red."""
+    step = GuidePart(
+        GUIDE, start="## 12. Row-level security: the database refuses another store's rows"
+    )
+    declarations = [block for language, block in fenced_blocks(step) if language == "python"]
+    assert declarations, "step 12 shows no declaration"
+    settings = (PROJECT / "shop/settings.py").read_text().splitlines()
+    for block in declarations:
+        assert block.strip() in settings, block
 
 
 def test_the_guide_lists_the_commands_the_tests_run() -> None:
@@ -167,19 +190,11 @@ def test_runserver_serves_the_shop_to_the_mcp_sdk_and_people_sign_in(
 @pytest.fixture
 def fresh_postgres_database() -> Iterator[str]:
     """A new, empty database on the test run's PostgreSQL server; dropped afterwards."""
-    base = os.environ.get("DATABASE_URL", "")
-    if not base.startswith(("postgres://", "postgresql://")):
-        pytest.skip("needs the PostgreSQL server of the test run (DATABASE_URL)")
-    import psycopg
-
-    name = f"shop_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(base, autocommit=True) as connection:
-        connection.execute(f'CREATE DATABASE "{name}"')
     try:
-        yield urlsplit(base)._replace(path=f"/{name}").geturl()
-    finally:
-        with psycopg.connect(base, autocommit=True) as connection:
-            connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        with postgres_database("shop") as url:
+            yield url
+    except LookupError as missing:
+        pytest.skip(str(missing))
 
 
 @pytest.mark.e2e

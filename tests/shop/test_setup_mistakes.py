@@ -71,8 +71,18 @@ class Count(BaseModel):
 """
 
 
+@mutation(
+    "tenancy/rls/checks.py",
+    find="checks.register(check_rls_vendor, CHECK_TAG, deploy=True)",
+    replace="checks.register(check_rls_vendor, CHECK_TAG)",
+)
 def test_the_shop_as_documented_has_no_issue(shop: Shop) -> None:
+    """The shop declares its products for row-level security and runs on SQLite: that is no
+    issue while developing (``check --deploy`` warns tenancy_rls.W001).
+
+    Mutation: W001 on every command → red."""
     assert "System check identified no issues (1 silenced)." in check(shop)
+    assert "tenancy_rls.W001" in check(shop, deploy=True)
 
 
 @mutation(

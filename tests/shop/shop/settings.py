@@ -41,6 +41,9 @@ MIDDLEWARE = [
 ]
 
 TENANCY_TENANT_MODEL = "catalog.Store"  # toolkit: before the first migrate
+# toolkit: row-level security. Under a tool call PostgreSQL itself refuses another store's
+# products, whatever the query (step 12); on SQLite `check --deploy` warns that it cannot.
+TENANCY_RLS_MODELS = {"catalog.Product": "store"}
 
 ROOT_URLCONF = "shop.urls"
 
