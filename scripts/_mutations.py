@@ -775,6 +775,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             finally:
                 for worker in workers:
                     worker.close()
+            blocked = base / "blocklist"
+            if blocked.exists():
+                names = " ".join(sorted(set(blocked.read_text(encoding="utf-8").split())))
+                print(f"mutations: libraries left to each guard run (they start a thread): {names}")
     return report(results, time.monotonic() - started, options.log)
 
 
