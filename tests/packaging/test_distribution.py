@@ -39,7 +39,11 @@ EXTRAS = "oauth,a2a"
 SETTINGS = "shop.settings_installed"
 
 # Not the repository's files, even in a scratch copy of ./scripts/mutations (which has no .git).
-_NOT_SOURCE = {".venv", "var", "mutants", ".git"}
+# Nor what a build or an editable install leaves there (git ignores it): an earlier guard run's
+# ``cluck.egg-info`` copied into the build's source lists the apps' templates in its
+# SOURCES.txt, and setuptools packs them whatever pyproject.toml says (the package-data
+# mutation survived a full run that way).
+_NOT_SOURCE = {".venv", "var", "mutants", ".git", "build", "dist"}
 _CACHES = {"__pycache__", ".pytest_cache", ".mypy_cache", ".ruff_cache"}
 
 
@@ -61,6 +65,7 @@ def repository_files() -> list[str]:
             if name not in _CACHES
             and not (here / name).is_symlink()
             and not (here == ROOT and name in _NOT_SOURCE)
+            and not name.endswith(".egg-info")
         ]
         for name in files:
             path = here / name
