@@ -58,7 +58,7 @@ MCP_HEADERS = {
 }
 
 
-def _mcp(client: httpx.Client, name: str, arguments: dict[str, object]) -> None:
+def mcp_call(client: httpx.Client, name: str, arguments: dict[str, object]) -> None:
     body = {
         "jsonrpc": "2.0",
         "id": 1,
@@ -144,7 +144,7 @@ def _measure(
         assert client.get("/api/v1/flocks/").status_code == 200
 
     def mcp_list() -> None:
-        _mcp(client, "cluck_list_flocks", {})
+        mcp_call(client, "cluck_list_flocks", {})
 
     def rest_record() -> None:
         response = client.post(
@@ -155,7 +155,7 @@ def _measure(
         assert response.status_code in (200, 201), response.text
 
     def mcp_record() -> None:
-        _mcp(
+        mcp_call(
             client,
             "cluck_record_daily_entry",
             {"idempotencyKey": uuid.uuid4().hex, "flock": flock_id, **record},

@@ -8,6 +8,10 @@ INSTALLED_APPS = [*INSTALLED_APPS, "django_stateless_mcp", "bench.mcp_bench_app"
 ROOT_URLCONF = "bench.mcp_bench_urls"
 # The bench sends thousands of calls from one token; the limiter still runs on every request.
 MCP_TOOLS_RATE = "10000000/m"
+# The peers and the bare views have no row-level security, and bench_add is measured on the
+# event loop, where only a call without it runs: this bench compares the call path with it off
+# (CLUCK_RLS=1 to see it on). bench/rls_bench.py measures what turning it on costs.
+TENANCY_RLS = os.environ.get("CLUCK_RLS", "0") == "1"
 
 if os.environ.get("MCP_BENCH_RATE_CACHE") == "locmem":
     # Isolates what the shared (database) rate-limit counter costs per request.

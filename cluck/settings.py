@@ -347,10 +347,12 @@ TENANCY_TENANT_NOUN = "farm"
 TENANCY_ROW_NOUN = "flock"
 TENANCY_ROW_SCOPE_RESOLVER = "cluck.scope.resolve_flock_scope"
 TENANCY_PROBLEM_TYPE_BASE_URL = "https://cluck.dev/problems/"
-# Row-level security under every tool call (tenancy.rls): each farm-owned model is declared in
-# cluck.apps. CLUCK_RLS=1 turns it on; off by default while it lands (issue 35): off, no tool
-# call runs a statement more or takes a transaction it did not take before.
-TENANCY_RLS = _env_bool("CLUCK_RLS", False)
+# Row-level security under every tool call (tenancy.rls, issue 35): each farm-owned model is
+# declared in cluck.apps, and PostgreSQL refuses a tool another farm's rows whatever its queries
+# forget. On by default; CLUCK_RLS=0 is for a database where the tools' role cannot be created
+# (docs/deploying.md has the DBA's SQL block): off, no tool call runs a statement more or takes
+# a transaction it did not take before, and an async read tool is awaited on the event loop.
+TENANCY_RLS = _env_bool("CLUCK_RLS", True)
 TENANCY_RLS_ROLE = "cluck_tools"
 TENANCY_RLS_SETTING = "cluck.farm"
 # Requests per membership (TenancyMiddleware; /mcp has its own), shared by every replica.

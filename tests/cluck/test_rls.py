@@ -171,8 +171,8 @@ def test_careless_writes_stay_in_their_farm(farms: Any) -> None:
 def test_rls_off_adds_no_statement(
     farms_rls_off: Any, statements: Statements, settings: Any
 ) -> None:
-    """Off (CLUCK_RLS's default while it lands), a read and a write run exactly the statements
-    they ran before row-level security existed; on, exactly one more (the role and tenant).
+    """Off (``CLUCK_RLS=0``, the opt-out), a read and a write run exactly the statements they
+    ran before row-level security existed; on, exactly one more (the role and tenant).
 
     Mutation: the hooks ignore the switch (the read's scope, or the write's one statement) →
     the call still runs set_config with RLS off → red."""

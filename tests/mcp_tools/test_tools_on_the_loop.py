@@ -36,8 +36,9 @@ ERAS = pytest.mark.parametrize("modern", [False, True], ids=["2025-11-25", "2026
 def server(django_db_setup: Any) -> Any:
     env = {
         "MCP_TOOLS_RATE": "100000/m",
-        # Under row-level security an async read runs on a worker thread (its queries need
-        # that thread's transaction): the loop is served only with it off.
+        # Under row-level security (the farm's default) an async read runs on a worker thread:
+        # its queries need that thread's transaction under the tools' role. The loop serves
+        # tools only with it off, the documented rule (docs/mcp_tools.md), so it is off here.
         "CLUCK_RLS": "0",
         "DJANGO_SETTINGS_MODULE": "tests.mcp_tools.on_loop_settings",
     }

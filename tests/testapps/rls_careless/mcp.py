@@ -15,6 +15,8 @@ from pydantic import BaseModel
 
 from cluck.models import Customer, Flock, SalesOrder
 from mcp_tools import CallContext, tool
+from mcp_tools.drf import drf_tool
+from tests.testapps.rls_careless.views import CarelessCustomersApi, CarelessCustomersSerializer
 
 CARELESS = "deliberately careless tool for the row-level security guards (test app only)"
 
@@ -96,3 +98,12 @@ def task_read(ctx: CallContext) -> Seen:
     ctx.continue_as_task()
     ctx.report_progress(1, 2, "halfway")  # the task store, written from a read-only transaction
     return careless_read()
+
+
+drf_tool(
+    CarelessCustomersApi,
+    "get",
+    name="rls_careless_drf_read",
+    description="A REST view whose queryset reads the customers of every farm it can reach.",
+    output_serializer=CarelessCustomersSerializer,
+)
