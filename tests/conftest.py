@@ -28,3 +28,12 @@ def member_client(db: Any) -> Callable[..., tuple[APIClient, Any]]:
         return client, membership
 
     return make
+
+
+@pytest.fixture
+def rls_off(settings: Any) -> None:
+    """Row-level security off for this test, whatever ``CLUCK_RLS`` says. For the guards of a
+    tool's own tenant scoping (the first layer): with it on, the database hides the leak their
+    mutation makes, and the mutation survives. The second layer has guards of its own
+    (tests/cluck/test_rls.py and its siblings)."""
+    settings.TENANCY_RLS = False

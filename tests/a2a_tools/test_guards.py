@@ -118,11 +118,13 @@ def _leaks(words: set[str], reply: dict[str, Any], sent: dict[str, Any]) -> set[
     find="return Flock.objects.for_tenant(caller.tenant).filter(flock_scope_filter(caller))",
     replace='return Flock.objects.unscoped("x").filter(flock_scope_filter(caller))',
 )
+@pytest.mark.usefixtures("rls_off")
 def test_a_hillside_token_reads_nothing_of_sunrise_through_any_skill(
     demo: dict[str, str],
 ) -> None:
     """Mutation: in ``cluck.selectors.flocks.accessible_flocks`` replace
-    ``Flock.objects.for_tenant(caller.tenant)`` with ``Flock.objects.unscoped("x")`` → red."""
+    ``Flock.objects.for_tenant(caller.tenant)`` with ``Flock.objects.unscoped("x")`` → red.
+    Row-level security is off here (``rls_off``): this guards the tools' own scoping."""
     farm = sunrise()
     owner = A2AClient(demo["owner@sunrise.example"])
     hillside = A2AClient(demo["owner@hillside.example"])

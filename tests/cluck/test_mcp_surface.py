@@ -128,11 +128,13 @@ def test_the_farms_resources_read_through_the_same_selectors(demo):
     find="    return DailyEntry.objects.for_tenant(caller.tenant).filter(",
     replace='    return DailyEntry.objects.unscoped("x").filter(',
 )
+@pytest.mark.usefixtures("rls_off")
 def test_a_resource_of_farm_a_is_never_readable_from_farm_b(demo):
     """Mutation: in ``cluck.selectors.flocks.accessible_flocks`` use
     ``Flock.objects.unscoped("x")`` instead of ``for_tenant(caller.tenant)`` → red (the template
     path reads sunrise's record card); in ``cluck.selectors.daily_entries.accessible_entries``
-    likewise with ``DailyEntry`` → red (hillside's day resource lists sunrise's entries)."""
+    likewise with ``DailyEntry`` → red (hillside's day resource lists sunrise's entries).
+    Row-level security is off here (``rls_off``): this guards the tools' own scoping."""
     hillside = _hand(demo, "owner@hillside.example")
     sunrise_words = set(Flock.objects.for_tenant(sunrise()).values_list("name", flat=True))
     for flock in Flock.objects.for_tenant(sunrise()):

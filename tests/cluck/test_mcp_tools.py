@@ -426,9 +426,11 @@ def test_an_unassigned_worker_cannot_record(demo: dict[str, str]) -> None:
     find="return Flock.objects.for_tenant(caller.tenant).filter(flock_scope_filter(caller))",
     replace='return Flock.objects.unscoped("x").filter(flock_scope_filter(caller))',
 )
+@pytest.mark.usefixtures("rls_off")
 def test_a_hillside_token_reads_nothing_of_sunrise_through_any_tool(demo: dict[str, str]) -> None:
     """Mutation: in ``cluck.selectors.flocks.accessible_flocks`` replace
-    ``Flock.objects.for_tenant(caller.tenant)`` with ``Flock.objects.unscoped("x")`` → red."""
+    ``Flock.objects.for_tenant(caller.tenant)`` with ``Flock.objects.unscoped("x")`` → red.
+    Row-level security is off here (``rls_off``): this guards the tools' own scoping."""
     hillside = tools_for(demo, "owner@hillside.example")
     farm = sunrise()
     flock_ids = list(Flock.objects.for_tenant(farm).values_list("pk", flat=True))

@@ -180,10 +180,12 @@ def test_assert_tool_invisible_holds_for_a_role_outside_the_policy(era: str) -> 
     find='clone = self.filter(**{f"{self.tenant_field}_id": tenant_id})',
     replace="clone = self.all()",
 )
+@pytest.mark.usefixtures("rls_off")
 @pytest.mark.parametrize("era", ERAS)
 def test_assert_tenant_isolated_holds_for_another_farms_customers(era: str) -> None:
     """Mutation: ``for_tenant`` stops narrowing to the tenant → the other farm's customer is
-    listed → the helper is red."""
+    listed → the helper is red.
+    Row-level security is off here (``rls_off``): this guards the tools' own scoping."""
     member = _member(["Admin"])
     CustomerFactory(farm=member.tenant, name="Our Customer")
     theirs = CustomerFactory(farm=FarmFactory(), name="Their Customer")
