@@ -13,6 +13,7 @@ from django.db.backends.signals import connection_created
 
 from cluck.models import Customer, SalesOrder
 from tenancy.rls.install import install
+from tests.careless import seen_only
 from tests.factories import (
     CustomerFactory,
     FarmFactory,
@@ -45,18 +46,6 @@ def two_farms() -> tuple[Any, Any, McpClient]:
     member = MembershipFactory(tenant=mine, roles=["Admin"])
     client = McpClient(bearer_for(member), membership=member)  # type: ignore[arg-type]
     return mine, other, client
-
-
-def seen_only(seen: Any, farm: Any) -> None:
-    """Each careless query of ``rls_careless_read`` reached ``farm``'s rows and no other's."""
-    assert seen == {
-        "all": [farm.pk],
-        "related": [farm.pk],
-        "select_related": [farm.pk],
-        "raw": [farm.pk],
-        "values": [farm.pk],
-        "aggregate": 2,  # its two customers
-    }
 
 
 @pytest.fixture
@@ -130,7 +119,7 @@ def test_careless_read_sees_only_its_farm(farms: Any, era: str) -> None:
         reply = client.call("rls_careless_read", {})
     else:
         reply = json.loads(client.modern("tools/call", params).content)
-    seen_only(reply["result"]["structuredContent"], mine)
+    seen_only(reply["result"]["structuredContent"], mine.pk)
     # The project's own code (no role) still sees every farm.
     assert Customer.all_tenants.count() == 4
 

@@ -18,7 +18,8 @@ from django.core.management import call_command
 from cluck.devredis import redis_server
 from mcp_tools.test import ERAS, MCPClient
 from tests.a2a_tools.conftest import A2AClient, artifact_data
-from tests.cluck.test_rls import seen_only, two_farms
+from tests.careless import seen_only
+from tests.cluck.test_rls import two_farms
 from tests.factories import bearer_for
 from tests.mcp_tools.test_task_engine import Engine, _create, _settled
 from tests.mutations import mutation
@@ -61,7 +62,7 @@ def test_a_careless_read_sees_only_its_farm_on_every_in_process_path(
 ) -> None:
     """Mutation: the set_config left out of a read → each path reaches the other farm → red."""
     mine, _, client = two_farms()
-    seen_only(_careless_read(path, client.membership), mine)
+    seen_only(_careless_read(path, client.membership), mine.pk)
 
 
 @pytest.mark.parametrize("era", ERAS)
@@ -119,4 +120,4 @@ def test_a_careless_task_on_each_engine_worker_sees_only_its_farm(
             task_id = _create(url, bearer, "rls_careless_task_read", {})
             task = _settled(url, bearer, task_id)
     assert task["status"] == "completed", task
-    seen_only(task["result"]["structuredContent"], mine)
+    seen_only(task["result"]["structuredContent"], mine.pk)

@@ -19,7 +19,8 @@ from django.db import connection
 from cluck.devpgbouncer import pgbouncer
 from cluck.models import Customer
 from tenancy.rls.install import install
-from tests.cluck.test_rls import seen_only, two_farms
+from tests.careless import seen_only
+from tests.cluck.test_rls import two_farms
 from tests.deploy.farm import Farm
 from tests.mcp_tools.servers import serve
 from tests.mutations import mutation
@@ -90,7 +91,7 @@ def test_careless_tools_behind_pgbouncer_stay_in_their_farm_and_leave_nothing_se
         try:
             # Several calls, so that both server connections have served the tools.
             for _ in range(2 * POOL):
-                seen_only(farm.call("rls_careless_read", {})["structuredContent"], mine)
+                seen_only(farm.call("rls_careless_read", {})["structuredContent"], mine.pk)
             updated = farm.call("rls_careless_write", {"mode": "update", "idempotencyKey": "u"})
             planted = farm.call(
                 "rls_careless_write",

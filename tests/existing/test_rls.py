@@ -26,6 +26,7 @@ import psycopg
 import pytest
 from mcp_tools.test import ERAS
 
+from tests.careless import seen_only
 from tests.existing.harness import PROJECT, Tracker, copy_tracker, orm, seed
 from tests.mutations import mutation
 from tests.project_harness import postgres_database, project_env
@@ -157,18 +158,6 @@ def careless(tmp_path_factory: Any) -> Iterator[CarelessTracker]:
         mine, other = map(int, line.removeprefix("ORGS=").split(","))
         with tracker.serve("uvicorn") as served:
             yield CarelessTracker(tracker, served, tokens, mine, other, migrated, checked)
-
-
-def seen_only(seen: dict[str, Any], organization: int) -> None:
-    """Each careless query reached ``organization``'s projects and no other's."""
-    assert seen == {
-        "all": [organization],
-        "related": [organization],
-        "select_related": [organization],
-        "raw": [organization],
-        "values": [organization],
-        "aggregate": 2,  # its two projects
-    }, seen
 
 
 @pytest.mark.parametrize("era", ["handshake", "modern"])

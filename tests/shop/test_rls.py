@@ -21,6 +21,7 @@ from typing import Any
 import pytest
 from mcp_tools.test import ERAS
 
+from tests.careless import seen_only
 from tests.mutations import mutation
 from tests.project_harness import postgres_database
 from tests.shop.harness import PROJECT, Shop, copy_project, owners_with_tokens, shop_env
@@ -112,18 +113,6 @@ def careless(tmp_path_factory: Any) -> Iterator[CarelessShop]:
 
 def call(careless: CarelessShop, era: str, tool: str, **arguments: Any) -> Any:
     return call_tool(careless.url, careless.tokens["owner@main.example"], era, tool, **arguments)
-
-
-def seen_only(seen: dict[str, Any], store: int) -> None:
-    """Each careless query reached ``store``'s rows and no other's."""
-    assert seen == {
-        "all": [store],
-        "related": [store],
-        "select_related": [store],
-        "raw": [store],
-        "values": [store],
-        "aggregate": 2,  # its two products
-    }, seen
 
 
 @pytest.mark.parametrize("era", ["handshake", "modern"])
