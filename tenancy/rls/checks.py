@@ -95,14 +95,10 @@ def check_rls(
     app_configs: Any = None, databases: Any = None, **kwargs: Any
 ) -> list[checks.CheckMessage]:
     """Errors when the tools' role could bypass a declared table's policy."""
-    if not conf.get("RLS") or not any_declared():
-        return []
-    if connections[DEFAULT_DB_ALIAS].vendor != "postgresql":
-        return []  # check_rls_vendor, at deployment
+    if not enabled():
+        return []  # off, nothing declared, or not PostgreSQL (check_rls_vendor, at deployment)
     if databases is None or DEFAULT_DB_ALIAS not in databases:
         return []  # a database check: `check --database default`, or the server's start
-    if not enabled():
-        return []
     role = conf.get("RLS_ROLE")
     try:
         if _pending_migrations(DEFAULT_DB_ALIAS):
