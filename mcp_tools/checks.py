@@ -196,3 +196,47 @@ def check_raw_tools(app_configs: Any = None, **kwargs: Any) -> list[checks.Check
         )
         for spec in served_raw_tools()
     ]
+
+
+LOGIN_REQUIRED_MIDDLEWARE = "django.contrib.auth.middleware.LoginRequiredMiddleware"
+# The packages whose views authenticate their callers themselves (a bearer token, an OAuth
+# client, a signed health probe): under LoginRequiredMiddleware each must say so.
+SELF_AUTHENTICATING_PACKAGES = ("tenancy", "idempotency", "mcp_tools", "a2a_tools")
+
+
+def _defined_in(view: Any) -> str:
+    """The module a routed view comes from: a class-based view's class, else the function."""
+    owner = getattr(view, "view_class", None) or getattr(view, "cls", None) or view
+    return str(getattr(owner, "__module__", ""))
+
+
+@checks.register(checks.Tags.security, checks.Tags.urls)
+def check_login_not_required(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """``mcp_tools.W004``: under ``LoginRequiredMiddleware``, a routed toolkit view would send
+    its bearer-token caller to ``LOGIN_URL`` instead of answering it."""
+    from django.urls import get_resolver
+
+    from tenancy.checks import middleware_index, routed_views
+
+    if middleware_index(LOGIN_REQUIRED_MIDDLEWARE) is None:
+        return []
+    warnings: list[checks.CheckMessage] = []
+    for route, view in routed_views(get_resolver().url_patterns):
+        if hasattr(view, "model_admin"):
+            continue  # the admin signs its staff in on its own pages, by session
+        package = _defined_in(view).partition(".")[0]
+        if package in SELF_AUTHENTICATING_PACKAGES and getattr(view, "login_required", True):
+            warnings.append(
+                checks.Warning(
+                    f"{_defined_in(view)}.{getattr(view, '__name__', view)} at {route!r} is not "
+                    "login_not_required: LoginRequiredMiddleware redirects its clients, who "
+                    "authenticate by token, to LOGIN_URL.",
+                    hint=(
+                        "Route the toolkit's own view (its URLconf marks it), or decorate the "
+                        "wrapper you routed with django.contrib.auth.decorators.login_not_required."
+                    ),
+                    obj=route,
+                    id="mcp_tools.W004",
+                )
+            )
+    return warnings

@@ -256,10 +256,10 @@ def _app_label_path(path: object) -> str | None:
     return None
 
 
-def _routed_views(patterns: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
+def routed_views(patterns: Any, prefix: str = "") -> Iterator[tuple[str, Any]]:
     for pattern in patterns:
         if isinstance(pattern, URLResolver):
-            yield from _routed_views(pattern.url_patterns, prefix + str(pattern.pattern))
+            yield from routed_views(pattern.url_patterns, prefix + str(pattern.pattern))
         elif isinstance(pattern, URLPattern):
             yield prefix + str(pattern.pattern), pattern.callback
 
@@ -280,7 +280,7 @@ def check_atomic_requests(app_configs: Any = None, **kwargs: Any) -> list[checks
     if not aliases:
         return []
     errors: list[checks.CheckMessage] = []
-    for route, view in _routed_views(get_resolver().url_patterns):
+    for route, view in routed_views(get_resolver().url_patterns):
         if not iscoroutinefunction(view):
             continue
         wrapped = [alias for alias in aliases if not handles_transactions_on(view, alias)]

@@ -122,3 +122,67 @@ def test_bearer_clients_are_served_and_the_projects_own_views_still_redirect(log
     own = anonymous.get("/reports/")
     assert own.status_code == 302, own.status_code
     assert own.headers["Location"].startswith("/accounts/login/?next=/reports/"), own.headers
+
+
+def _forgotten_toolkit_view(request: HttpRequest) -> HttpResponse:
+    return HttpResponse("a toolkit view that forgot its mark")
+
+
+# As the toolkit's own module would define it: the check tells toolkit views by their module.
+_forgotten_toolkit_view.__module__ = "mcp_tools.views"
+
+
+class RoutesAForgottenToolkitView:
+    urlpatterns = [path("forgotten/", _forgotten_toolkit_view), *urlpatterns]
+
+
+def _login_warnings() -> list[str]:
+    from mcp_tools.checks import check_login_not_required
+
+    return [
+        str(message.obj) for message in check_login_not_required() if message.id == "mcp_tools.W004"
+    ]
+
+
+@mutation(
+    "mcp_tools/views.py",
+    find="@login_not_required\n@handles_own_transactions  # async",
+    replace="@handles_own_transactions  # async",
+)
+@mutation(
+    "tenancy/oauth/views.py",
+    find='@method_decorator(login_not_required, name="dispatch")\n@handles_own_transactions\n'
+    "@ignores_ambient_credentials\nclass ClientsView(",
+    replace="@handles_own_transactions\n@ignores_ambient_credentials\nclass ClientsView(",
+)
+def test_the_check_is_quiet_for_the_toolkits_views(login_required: None) -> None:
+    """Under ``LoginRequiredMiddleware`` every routed toolkit view of the farm carries its mark:
+    ``mcp_tools.W004`` says nothing.
+
+    Mutation: ``login_not_required`` dropped from ``/mcp`` or the OAuth clients page → red (the
+    check names the route)."""
+    assert _login_warnings() == []
+
+
+@mutation(
+    "mcp_tools/checks.py",
+    find='getattr(view, "login_required", True)',
+    replace='getattr(view, "login_required", False)',
+)
+@mutation(
+    "mcp_tools/checks.py",
+    find="    if middleware_index(LOGIN_REQUIRED_MIDDLEWARE) is None:\n        return []\n",
+    replace="    if middleware_index(LOGIN_REQUIRED_MIDDLEWARE) is not None:\n        return []\n",
+)
+def test_the_check_names_a_toolkit_view_without_its_mark(
+    login_required: None, settings: Any
+) -> None:
+    """A toolkit view routed without ``login_not_required`` is named by ``mcp_tools.W004``, and
+    only under the middleware (a project without it loses nothing to the missing mark).
+
+    Mutation: the view's mark read as present by default, or the middleware test inverted →
+    red."""
+    settings.ROOT_URLCONF = RoutesAForgottenToolkitView
+    assert _login_warnings() == ["forgotten/"]
+    settings.MIDDLEWARE = [entry for entry in settings.MIDDLEWARE if entry != MIDDLEWARE_PATH]
+    assert _login_warnings() == []
