@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/mcp_bench.py [--requests 200] [--concurrency 8] [--rounds 9]
                                         [--no-redis] [--no-peers] [--smoke]
+    .venv/bin/python bench/mcp_bench.py --rls [--requests 150] [--rounds 5] [--smoke]
 
 Starts an embedded PostgreSQL and a Redis (``cluck.devredis``) in temporary directories,
 migrates, seeds one farm with an owner and a bearer token, then real ``uvicorn`` processes
@@ -456,4 +457,12 @@ def report(
 
 if __name__ == "__main__":
     os.environ.setdefault("PYTHONWARNINGS", "ignore")
-    main()
+    if "--rls" in sys.argv[1:]:
+        # Row-level security on vs off is its own pair of servers (bench/rls_bench.py): the
+        # same /mcp, one switch apart; its options (--requests, --rounds, --smoke) apply.
+        from bench import rls_bench
+
+        sys.argv.remove("--rls")
+        rls_bench.main()
+    else:
+        main()
