@@ -22,6 +22,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Annotated, Any, Literal
 
+from django.core import checks
 from django.core.exceptions import ImproperlyConfigured
 from django.db import DEFAULT_DB_ALIAS, connections
 from pydantic import BaseModel, ConfigDict, Field, JsonValue, create_model
@@ -224,6 +225,26 @@ class QueryTool:
         )
 
 
+# Every declared query tool, for the start-up check (``mcp_tools.E020``).
+_declared: list[QueryTool] = []
+
+
+@checks.register()
+def check_query_tools(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
+    """``mcp_tools.E020``: a declared model, field path or tenant field that does not resolve
+    (checked once every app's ``ready()`` has declared its row-level security)."""
+    problems: list[checks.CheckMessage] = []
+    for declared in _declared:
+        for model in declared.models.values():
+            try:
+                model.resolve(declared.max_depth)
+            except (ImproperlyConfigured, LookupError) as exc:
+                problems.append(
+                    checks.Error(f"query tool {declared.name}: {exc}", id="mcp_tools.E020")
+                )
+    return problems
+
+
 def query_tool(
     *,
     name: str,
@@ -245,6 +266,8 @@ def query_tool(
     declared = QueryTool(
         name=name, description=description, models=models, policy=policy, title=title, **bounds
     )
+
+    _declared.append(declared)
 
     def build_tool(ctx: CallContext) -> FactoryTool:
         return declared.factory(ctx)
