@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+from typing import Any
+
 import pytest
 
 from mcp_tools import query
 from mcp_tools.query import QueryModel, QueryTool
+from mcp_tools.query._run import narrowed
 from tests.mutations import mutation
 
 
@@ -37,3 +41,31 @@ def test_a_declaration_that_does_not_resolve_is_a_check_error(
     (error,) = query.check_query_tools()
     assert error.id == "mcp_tools.E020"
     assert problem in error.msg
+
+
+@mutation(
+    "mcp_tools/query/_declare.py",
+    find='has_perm(f"{meta.app_label}.view_{meta.model_name}")',
+    replace='has_perm(f"{meta.app_label}.change_{meta.model_name}")',
+)
+def test_a_model_without_a_policy_needs_its_view_permission() -> None:
+    """Mutation: the default asks another permission → red."""
+    declared = QueryModel("cluck.House", fields=["name"])
+    declared.resolve(2)
+    assert declared.policy.perms == frozenset({"cluck.view_house"})
+
+
+@mutation(
+    "mcp_tools/query/_run.py",
+    find="filter(**{attname: ctx.tenant.id})",
+    replace="all()",
+)
+def test_a_model_without_a_scoped_manager_is_narrowed_by_its_tenant_field() -> None:
+    """A model with no scoped manager (the toolkit's own membership table) is filtered on the
+    declared tenant field. Mutation: that filter dropped → no tenant in the query → red."""
+    declared = QueryModel("tenancy.Membership", fields=["created_at"], tenant_field="tenant")
+    declared.resolve(2)
+    assert declared.scoped_manager is None
+    caller: Any = SimpleNamespace(tenant=SimpleNamespace(id=4711))
+    sql = str(narrowed(declared, caller, "default").query)
+    assert '"tenant_id" = 4711' in sql
