@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from mcp_tools import query
-from mcp_tools.query import QueryModel, QueryTool
+from mcp_tools.query import QueryModel, QueryTool, _declare
 from mcp_tools.query._run import narrowed
 from tests.mutations import mutation
 
@@ -69,3 +69,19 @@ def test_a_model_without_a_scoped_manager_is_narrowed_by_its_tenant_field() -> N
     caller: Any = SimpleNamespace(tenant=SimpleNamespace(id=4711))
     sql = str(narrowed(declared, caller, "default").query)
     assert '"tenant_id" = 4711' in sql
+
+
+@mutation(
+    "mcp_tools/query/_declare.py",
+    find="                if field.column == table.column:\n",
+    replace="                if False:\n",
+)
+def test_without_a_scoped_manager_the_tenant_field_is_the_rls_declarations(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """The farm declares its tables to ``tenancy.rls`` by ``farm``. Mutation: the declaration
+    not read → no tenant field → red."""
+    monkeypatch.setattr(_declare, "_scoped_manager", lambda model: None)
+    declared = QueryModel("cluck.House", fields=["name"])
+    declared.resolve(2)
+    assert (declared.tenant_field, declared.scoped_manager) == ("farm", None)
