@@ -157,14 +157,21 @@ class QueryTool:
             "QueryArguments",
             __config__=_CONFIG,
             model=(model_type, Field(description="The model to query.")),
-            select=(list[field], Field(default_factory=list, description="Fields to read.")),
-            filters=(list[filter_model], Field(default_factory=list)),  # type: ignore[valid-type]
+            select=(
+                list[field],
+                Field(default_factory=list, max_length=50, description="Fields to read."),
+            ),
+            filters=(list[filter_model], Field(default_factory=list, max_length=20)),  # type: ignore[valid-type]
             ordering=(
                 list[str],
-                Field(default_factory=list, description="Columns; '-' first: descending."),
+                Field(
+                    default_factory=list,
+                    max_length=5,
+                    description="Columns; '-' first: descending.",
+                ),
             ),
-            group_by=(list[group_model], Field(default_factory=list)),  # type: ignore[valid-type]
-            aggregates=(list[aggregate_model], Field(default_factory=list)),  # type: ignore[valid-type]
+            group_by=(list[group_model], Field(default_factory=list, max_length=4)),  # type: ignore[valid-type]
+            aggregates=(list[aggregate_model], Field(default_factory=list, max_length=10)),  # type: ignore[valid-type]
             limit=(int, Field(default=min(50, self.max_rows), ge=1, le=self.max_rows)),
             offset=(int, Field(default=0, ge=0, le=self.max_offset)),
             cursor=(str | None, None),

@@ -159,7 +159,10 @@ def build(
     order = _ordering(args.ordering, by_column, list(keys))
     if not keys:
         return _Totals(qs, aggregates), list(columns.values()), columns
-    grouped = qs.annotate(**keys).values(*keys).annotate(**aggregates).order_by(*order)
+    grouped = qs.annotate(**keys).values(*keys)
+    # Groups without aggregates are the distinct groups (values() alone would not group).
+    grouped = grouped.annotate(**aggregates) if aggregates else grouped.distinct()
+    grouped = grouped.order_by(*order)
     return grouped, list(columns.values()), columns
 
 

@@ -263,10 +263,16 @@ def test_lookups_outside_the_fixed_set_or_the_fields_kind_are_refused(rls_off: N
     replace="ge=1)",
 )
 @mutation("mcp_tools/query/__init__.py", find="page = found[: args.limit]", replace="page = found")
+@mutation(
+    "mcp_tools/query/__init__.py",
+    find="Field(default_factory=list, max_length=20)",
+    replace="Field(default_factory=list)",
+)
 def test_a_page_is_bounded_by_max_rows_and_the_rest_follows_its_cursor(rls_off: None) -> None:
     """A limit over ``max_rows`` is refused at ``limit``; a page holds at most its limit and
-    the cursor gives the rest. Mutation: the bound dropped from the schema → the call runs;
-    the page not cut → three rows on a page of two → red."""
+    the cursor gives the rest; more than 20 filters are refused. Mutation: the bound dropped
+    from the schema → the call runs; the page not cut → three rows on a page of two; the
+    filters unbounded → 21 run → red."""
     farm = FarmFactory()
     plant(farm, "north", [(0, 1), (1, 2), (2, 3)])
     client = client_of(farm)
@@ -279,6 +285,8 @@ def test_a_page_is_bounded_by_max_rows_and_the_rest_follows_its_cursor(rls_off: 
     assert (rest["rows"], rest["complete"], rest["nextCursor"]) == ([{"total_eggs": 3}], True, None)
     other = ask(client, {**query, "ordering": ["-total_eggs"], "cursor": first["nextCursor"]})
     assert refused_at(other) == "cursor"
+    many = [{"field": "total_eggs", "lookup": "gte", "value": 0}] * 21
+    assert refused_at(ask(client, {"model": "egg_entries", "filters": many})) == "filters"
 
 
 @mutation(
@@ -316,11 +324,17 @@ def test_a_query_past_the_time_bound_is_the_bounds_error_not_a_500(
 @mutation("mcp_tools/query/_run.py", find='"week": TruncWeek', replace='"week": TruncDay')
 @mutation(
     "mcp_tools/query/_run.py",
+    find="if aggregates else grouped.distinct()",
+    replace="if aggregates else grouped",
+)
+@mutation(
+    "mcp_tools/query/_run.py",
     find="qs.annotate(**keys).values(*keys)",
     replace="qs.annotate(**keys).values()",
 )
 def test_eggs_per_house_per_week_is_the_orms_own_answer(rls_off: None, era: str) -> None:
-    """Mutation: the week truncated by day, or grouped by every column → other groups → red."""
+    """Mutation: the week truncated by day, grouped by every column, or groups without
+    aggregates not made distinct → other groups → red."""
     farm = FarmFactory()
     plant(farm, "north", [(0, 100), (1, 110), (7, 120), (8, 130), (9, 5)])
     plant(farm, "south", [(2, 50), (6, 60), (14, 70)])
@@ -351,6 +365,8 @@ def test_eggs_per_house_per_week_is_the_orms_own_answer(rls_off: None, era: str)
         for row in expected
     ]
     assert len(answer["rows"]) == 4 and answer["complete"] is True
+    houses = ask(client_of(farm), {"model": "egg_entries", "groupBy": [{"field": "house__name"}]})
+    assert houses["rows"] == [{"house__name": "north"}, {"house__name": "south"}]
 
 
 @mutation(
