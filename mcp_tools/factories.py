@@ -60,6 +60,8 @@ class ToolFactorySpec:
     title: str | None
     mirrors: tuple[str, ...]
     mirrors_no_route: str | None
+    # What the stored call audit keeps of the arguments (``@tool``'s ``audit_arguments``).
+    audit_arguments: Any = None
 
     @property
     def qualname(self) -> str:
@@ -117,6 +119,7 @@ class FactoryRegistry:
         title: str | None = None,
         mirrors: str | Sequence[str] | None = None,
         mirrors_no_route: str | None = None,
+        audit_arguments: Any = None,
     ) -> Callable[[F], F]:
         """Register ``fn(ctx) -> FactoryTool`` as the per-request definition of tool ``name``.
 
@@ -158,6 +161,7 @@ class FactoryRegistry:
                 title=title,
                 mirrors=routes,
                 mirrors_no_route=mirrors_no_route,
+                audit_arguments=audit_arguments,
             )
             existing = self._factories.get(name)
             if existing is not None and existing.qualname != spec.qualname:

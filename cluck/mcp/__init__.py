@@ -7,4 +7,4 @@ the long-running report. Every module is thin: it calls the same selectors and s
 REST API and re-projects the result.
 """
 
-from cluck.mcp import commerce, production, prompts, resources, tasks  # noqa: F401 (registers)
+from cluck.mcp import commerce, production, prompts, query, resources, tasks  # noqa: F401 (registers)

@@ -461,6 +461,8 @@ def test_a_hillside_token_reads_nothing_of_sunrise_through_any_tool(demo: dict[s
             "cluck_production_report",
             {"fromDate": "2026-01-01", "toDate": "2026-01-31", "flock": str(flock_ids[0])},
         ),
+        ("cluck_query", {"model": "flocks", "select": ["name"]}),
+        ("cluck_query", {"model": "customers"}),
     ]
     seen_tools = {name for name, _ in calls}
     assert seen_tools == {
