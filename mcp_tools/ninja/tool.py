@@ -111,10 +111,8 @@ class _NinjaOperation:
         self.where = where
         self.api = api
         self.operation, self.url_name, self.path = self._find(api, wanted, method)
-        methods = [m.upper() for m in self.operation.methods]
-        if method is not None:
-            methods = [method.upper()]
-        self.method = methods[0]
+        # An operation serving several methods is one tool per method (method=).
+        self.method = (method or self.operation.methods[0]).upper()
         self.read_only = self.method not in WRITE_METHODS
 
     # --- registration ----------------------------------------------------------------------
@@ -134,10 +132,9 @@ class _NinjaOperation:
                         raise ImproperlyConfigured(
                             f"{self.where}: name the operation by path and method (method=)"
                         )
-                    if by_path and method is not None:
-                        if method.upper() not in (m.upper() for m in op.methods):
-                            continue
-                    elif op_id != wanted:
+                    if not by_path and op_id != wanted:
+                        continue
+                    if method is not None and method.upper() not in map(str.upper, op.methods):
                         continue
                     url_name = getattr(op, "url_name", None) or api.get_operation_url_name(
                         op, router=bound.template

@@ -183,8 +183,8 @@ def test_the_input_schema_refuses_what_ninja_refuses(storefront: Storefront) -> 
     """Every body and query Ninja answers 422 over REST is refused by the tool's own arguments
     (``Tool.InvalidArguments``, before any claim); what Ninja accepts, the tool accepts.
 
-    Mutation: the tool's query arguments lose their types and bounds (Ninja then refuses
-    them: ``Validation.Failed``, not the schema), or the Schema's name constraints go (REST
+    Mutation: the tool's arguments lose their types and bounds (Ninja then refuses them:
+    ``Validation.Failed``, not the schema), or the Schema's name constraints go (REST
     then accepts a blank name)."""
     with storefront.rest(OWNER) as rest:
         for index, body in enumerate(REFUSED_BODIES):
