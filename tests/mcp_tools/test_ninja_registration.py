@@ -6,6 +6,9 @@ tests/shop/test_ninja_tools.py's, against a running shop).
 Without ``from __future__ import annotations``: Ninja reads ``Query[...]`` from the signature.
 """
 
+import os
+import subprocess
+import sys
 from decimal import Decimal
 from typing import Annotated, Any
 
@@ -101,3 +104,28 @@ def test_a_header_parameter_cannot_be_an_argument() -> None:
     Mutation: the header parameter passes as an argument the request never carries."""
     with pytest.raises(ImproperlyConfigured, match="a header parameter"):
         ninja_tool(api, "get_item", name="items_get", description="x", registry=Registry())
+
+
+@mutation(
+    "mcp_tools/ninja/auth.py",
+    find="from django.http import HttpRequest\n",
+    replace="import ninja  # noqa: F401\nfrom django.http import HttpRequest\n",
+)
+def test_importing_the_toolkit_never_imports_ninja() -> None:
+    """django-ninja is an optional extra: ``mcp_tools`` and even ``mcp_tools.ninja`` import
+    without it; only registering an operation (which has one) needs it.
+
+    Mutation: mcp_tools.ninja imports ninja at module level — a project without the extra
+    that imports every module of the toolkit (its checks, its reference) would fail."""
+    code = (
+        "import sys, django; django.setup(); import mcp_tools, mcp_tools.ninja; "
+        "assert 'ninja' not in sys.modules, sorted(m for m in sys.modules if 'ninja' in m)"
+    )
+    run = subprocess.run(
+        [sys.executable, "-c", code],
+        env={**os.environ, "DJANGO_SETTINGS_MODULE": "cluck.settings"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr[-2000:]
