@@ -1,4 +1,5 @@
-"""The shop's DRF ``ModelViewSet`` published with ``drf_tool(…, "list")`` and ``(…, "create")``.
+"""The shop's DRF ``ModelViewSet`` published with ``drf_tool(…, "list")`` and ``(…, "create")``
+(its Ninja API's tools: test_ninja_tools.py, on this module's storefront fixture).
 
 The shop runs as its own project (a copy, ``storefront.settings``: the shop plus its REST API)
 under uvicorn; REST is driven with httpx, MCP with the official ``mcp`` SDK client and the
@@ -273,10 +274,11 @@ def test_a_rest_create_replays_through_mcp(storefront: Storefront) -> None:
     assert one(result) == {**answer.json(), "replayed": True}
 
 
-def test_the_typescript_sdk_lists_and_calls_the_drf_tools(
+def test_the_typescript_sdk_lists_and_calls_the_drf_and_ninja_tools(
     storefront: Storefront, tmp_path: Path
 ) -> None:
     node.require(node.SDK_DRIVER, node.SDK, node.SDK_2026)
+    ninja_saucer = {"name": "Ninja saucer", "price": "2.50", "idempotencyKey": "ts-ninja"}
     steps = [
         {"op": "list"},
         {"op": "call", "name": "shop_search_products", "arguments": {"search": "Tea"}},
@@ -290,6 +292,9 @@ def test_the_typescript_sdk_lists_and_calls_the_drf_tools(
             "name": "shop_create_product",
             "arguments": {"name": "Saucer", "price": "2.50", "idempotencyKey": "ts-saucer"},
         },
+        # The same API in django-ninja (tests/shop/storefront/ninja_api.py), through ninja_tool.
+        {"op": "call", "name": "shop_ninja_list_products", "arguments": {"name": "tea"}},
+        {"op": "call", "name": "shop_ninja_create_product", "arguments": ninja_saucer},
     ]
     plan = {
         "url": f"{storefront.url}/mcp",
@@ -315,9 +320,14 @@ def test_the_typescript_sdk_lists_and_calls_the_drf_tools(
     assert run.returncode == 0, run.stderr[-4000:]
     handshake, modern = json.loads(run.stdout)["sessions"]
     for session in (handshake, modern):
-        listed, searched, created, replayed = (step["result"] for step in session["steps"])
+        listed, searched, created, replayed, ninja_listed, _ = (
+            step["result"] for step in session["steps"]
+        )
         tools = {tool["name"]: tool for tool in listed["tools"]}
         assert {"shop_search_products", "shop_create_product"} <= set(tools)
+        assert {"shop_ninja_list_products", "shop_ninja_create_product"} <= set(tools)
+        assert ninja_listed["isError"] is False, ninja_listed
+        assert {p["name"] for p in ninja_listed["structuredContent"]["items"]} == {"Tea", "Teapot"}
         # Icons reach the client in both eras.
         assert tools["shop_search_products"]["icons"][0]["mimeType"] == "image/png"
         assert searched["isError"] is False, searched
@@ -327,3 +337,8 @@ def test_the_typescript_sdk_lists_and_calls_the_drf_tools(
     assert handshake["steps"][3]["result"]["structuredContent"] == {**first, "replayed": True}
     # The other era, same key and arguments: still the one execution.
     assert modern["steps"][2]["result"]["structuredContent"] == {**first, "replayed": True}
+    # The ninja create: written once in the first era, replayed in the second.
+    ninja_first = handshake["steps"][5]["result"]["structuredContent"]
+    assert ninja_first["replayed"] is False and ninja_first["name"] == "Ninja saucer"
+    ninja_again = modern["steps"][5]["result"]["structuredContent"]
+    assert ninja_again == {**ninja_first, "replayed": True}
