@@ -33,7 +33,7 @@ from mcp_tools.test import ERAS
 from tests.careless import seen_only
 from tests.existing.harness import PROJECT, Tracker, copy_tracker, orm, seed
 from tests.mutations import mutation
-from tests.project_harness import postgres_database, project_env
+from tests.project_harness import ROOT, fenced_blocks, postgres_database, project_env
 from tests.shop.mcp_story import call_tool
 from tests.shop.rls_paths import (
     POOL,
@@ -221,6 +221,24 @@ def test_a_careless_read_through_mcp_call_and_mcp_client_sees_only_its_organizat
     assert len(by_era) == 2
     for seen in by_era.values():
         seen_only(seen, careless.mine)
+
+
+@mutation(
+    "docs/existing-project.md",
+    find='        "BACKEND": "django_tasks_db.DatabaseBackend",\n',
+    replace='        "BACKEND": "django_tasks_db.Backend",\n',
+)
+def test_the_guides_database_worker_block_is_what_the_careless_tracker_runs() -> None:
+    """``careless/settings.py`` adds the database worker with section 14's block of
+    docs/existing-project.md, verbatim: the task path above runs what the guide says.
+
+    Mutation: the guide's block changed → it is no longer the tested settings → red."""
+    (block,) = [
+        text
+        for _, text in fenced_blocks(ROOT / "docs" / "existing-project.md")
+        if text.startswith("# settings: MCP tasks on the database worker")
+    ]
+    assert block in (PROJECT / "careless" / "settings.py").read_text()
 
 
 @mutation(

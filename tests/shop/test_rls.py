@@ -27,7 +27,14 @@ from mcp_tools.test import ERAS
 from tests.careless import seen_only
 from tests.mutations import mutation
 from tests.project_harness import postgres_database
-from tests.shop.harness import PROJECT, Shop, copy_project, owners_with_tokens, shop_env
+from tests.shop.harness import (
+    PROJECT,
+    Shop,
+    copy_project,
+    guide_blocks,
+    owners_with_tokens,
+    shop_env,
+)
 from tests.shop.mcp_story import call_tool
 from tests.shop.rls_paths import (
     POOL,
@@ -180,6 +187,20 @@ def test_a_careless_read_through_mcp_call_and_mcp_client_sees_only_its_store(
     assert len(by_era) == 2
     for seen in by_era.values():
         seen_only(seen, careless.mine)
+
+
+@mutation(
+    "docs/new-project.md",
+    find='MCP_TOOLS_TASK_QUEUE = "mcp_tools"\n```',
+    replace='MCP_TOOLS_TASK_QUEUE = "default"\n```',
+)
+def test_the_guides_a2a_and_worker_block_is_what_the_careless_shop_runs() -> None:
+    """The settings that add A2A and the database worker in ``careless/settings.py`` are step
+    12's block of docs/new-project.md, verbatim: the paths above run what the guide says.
+
+    Mutation: the guide's block changed → it is no longer the tested settings → red."""
+    (block,) = [text for _, text in guide_blocks() if text.startswith("# toolkit: A2A skills")]
+    assert block in (PROJECT / "careless" / "settings.py").read_text()
 
 
 @mutation(
