@@ -31,17 +31,12 @@ from cluck.devpgbouncer import pgbouncer
 from mcp_tools.test import ERAS
 
 from tests.careless import seen_only
+from tests.deploy.server_connections import POOL, every_server_connection
 from tests.existing.harness import PROJECT, Tracker, copy_tracker, orm, seed
 from tests.mutations import mutation
 from tests.project_harness import ROOT, fenced_blocks, postgres_database, project_env
 from tests.shop.mcp_story import call_tool
-from tests.shop.rls_paths import (
-    POOL,
-    db_worker,
-    every_server_connection,
-    skill_result,
-    task_result,
-)
+from tests.shop.rls_paths import db_worker, skill_result, task_result
 
 pytestmark = [pytest.mark.e2e, pytest.mark.postgres, pytest.mark.slow]
 

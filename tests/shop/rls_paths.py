@@ -1,24 +1,21 @@
 """The paths a project's careless read takes besides ``/mcp`` (issue 35), for the shop's and
 the tracker's row-level security tests: a task run by the project's own ``manage.py
-db_worker``, an A2A skill over ``POST /a2a``, and what PgBouncer's server connections hold
-after the tools ran through them (``cluck.devpgbouncer`` starts the pooler)."""
+db_worker`` and an A2A skill over ``POST /a2a`` (behind PgBouncer:
+``tests/deploy/server_connections.py``)."""
 
 from __future__ import annotations
 
 import subprocess
 import tempfile
 from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
-import psycopg
 
 from tests.a2a_tools.conftest import artifact_data, skill_message
 from tests.mcp_tools.test_task_engine import _create, _settled
 from tests.project_harness import Project
-
-POOL = 2  # PgBouncer's server connections (pool_size): every_server_connection holds all
 
 
 @contextmanager
@@ -69,25 +66,3 @@ def skill_result(url: str, bearer: str, skill: str) -> Any:
     task = response.json()["result"]["task"]
     assert task["status"]["state"] == "TASK_STATE_COMPLETED", task
     return artifact_data(task)
-
-
-# What a transaction finds on its server connection: the role, the tenant setting, whether it
-# is read-only, and how many tenants' rows of the declared table it sees.
-STATE = (
-    "SELECT current_setting('role'), coalesce(current_setting('tenancy.tenant', true), ''), "
-    "current_setting('transaction_read_only'), (SELECT count(DISTINCT {column}) FROM {table})"
-)
-
-
-def every_server_connection(pooled_url: str, table: str, column: str) -> list[tuple[Any, ...]]:
-    """``STATE`` on each of the pool's server connections: ``POOL`` clients, each holding a
-    transaction open, so that PgBouncer gives each a server connection of its own."""
-    with ExitStack() as stack:
-        clients = [
-            stack.enter_context(psycopg.connect(pooled_url, prepare_threshold=None))
-            for _ in range(POOL)
-        ]
-        pids = [client.execute("SELECT pg_backend_pid()").fetchone() for client in clients]
-        assert len(set(pids)) == POOL, pids  # every server connection, once
-        query = STATE.format(table=table, column=column)
-        return [tuple(client.execute(query).fetchone() or ()) for client in clients]

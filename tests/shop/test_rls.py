@@ -25,6 +25,7 @@ from cluck.devpgbouncer import pgbouncer
 from mcp_tools.test import ERAS
 
 from tests.careless import seen_only
+from tests.deploy.server_connections import POOL, every_server_connection
 from tests.mutations import mutation
 from tests.project_harness import postgres_database
 from tests.shop.harness import (
@@ -36,13 +37,7 @@ from tests.shop.harness import (
     shop_env,
 )
 from tests.shop.mcp_story import call_tool
-from tests.shop.rls_paths import (
-    POOL,
-    db_worker,
-    every_server_connection,
-    skill_result,
-    task_result,
-)
+from tests.shop.rls_paths import db_worker, skill_result, task_result
 
 pytestmark = [pytest.mark.e2e, pytest.mark.postgres, pytest.mark.slow]
 
