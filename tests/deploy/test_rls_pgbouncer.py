@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterator
-from contextlib import ExitStack
 from typing import Any
 from urllib.parse import urlsplit
 
-import psycopg
 import pytest
 from django.conf import settings as django_settings
 from django.db import connection
@@ -22,6 +20,7 @@ from tenancy.rls.install import install
 from tests.careless import seen_only
 from tests.cluck.test_rls import two_farms
 from tests.deploy.farm import Farm
+from tests.deploy.server_connections import POOL, every_server_connection
 from tests.mcp_tools.servers import serve
 from tests.mutations import mutation
 
@@ -31,15 +30,7 @@ pytestmark = [
     pytest.mark.django_db(transaction=True),
 ]
 
-POOL = 2  # server connections: the check below holds both at once
 SERVER_ENV = {"CLUCK_RLS": "1", "MCP_TOOLS_RATE": "100000/m", "LOG_LEVEL": "ERROR"}
-# What a transaction finds on its server connection: the role, the farm setting, whether it
-# is read-only, and how many farms' customers it sees.
-STATE = (
-    "SELECT current_setting('role'), coalesce(current_setting(%s, true), ''), "
-    "current_setting('transaction_read_only'), "
-    "(SELECT count(DISTINCT farm_id) FROM cluck_customer)"
-)
 
 
 @pytest.fixture
@@ -51,20 +42,6 @@ def pooled_url(transactional_db: None, settings: Any) -> Iterator[str]:
     with pgbouncer(os.environ["DATABASE_URL"], pool_size=POOL) as server:
         name = connection.settings_dict["NAME"]
         yield urlsplit(server)._replace(path=f"/{name}").geturl()
-
-
-def _every_server_connection(pooled: str) -> list[tuple[Any, ...]]:
-    """``STATE`` on each of the pool's server connections: ``POOL`` clients, each holding a
-    transaction open, so that PgBouncer gives each a server connection of its own."""
-    with ExitStack() as stack:
-        clients = [
-            stack.enter_context(psycopg.connect(pooled, prepare_threshold=None))
-            for _ in range(POOL)
-        ]
-        pids = [client.execute("SELECT pg_backend_pid()").fetchone() for client in clients]
-        assert len(set(pids)) == POOL, pids  # every server connection, once
-        setting = django_settings.TENANCY_RLS_SETTING
-        return [tuple(client.execute(STATE, [setting]).fetchone() or ()) for client in clients]
 
 
 @mutation(
@@ -99,7 +76,8 @@ def test_careless_tools_behind_pgbouncer_stay_in_their_farm_and_leave_nothing_se
             )
         finally:
             farm.close()
-        after = _every_server_connection(pooled_url)
+        setting = django_settings.TENANCY_RLS_SETTING
+        after = every_server_connection(pooled_url, "cluck_customer", "farm_id", setting)
     assert updated["structuredContent"]["rows"] == 2
     assert planted["isError"] is True
     assert not Customer.all_tenants.filter(farm=other, note="careless").exists()

@@ -5,8 +5,11 @@ sees and changes only its organization's projects; the same careless queries in 
 project's own view, admin and management command still see every organization's.
 
 A copy of the tracker with ``tests/existing/careless`` added (careless tools, a view, an admin
-registration and a command) is migrated from zero on a fresh PostgreSQL database as the test
-run's user (a superuser: the role switch is what makes the policies hold).
+registration and a command; A2A and the database task worker, as a team adds them) is migrated
+from zero on a fresh PostgreSQL database by a team's user that may not create roles, the
+database owner running ``rls_install --sql``. The careless tools are called over ``/mcp`` in
+both eras, as a task run by ``manage.py db_worker``, as an A2A skill, through ``manage.py
+mcp_call`` and ``MCPClient``, and over ``/mcp`` served through PgBouncer in transaction mode.
 """
 
 from __future__ import annotations
@@ -24,13 +27,16 @@ from urllib.parse import urlsplit
 
 import psycopg
 import pytest
+from cluck.devpgbouncer import pgbouncer
 from mcp_tools.test import ERAS
 
 from tests.careless import seen_only
+from tests.deploy.server_connections import POOL, every_server_connection
 from tests.existing.harness import PROJECT, Tracker, copy_tracker, orm, seed
 from tests.mutations import mutation
-from tests.project_harness import postgres_database, project_env
+from tests.project_harness import ROOT, fenced_blocks, postgres_database, project_env
 from tests.shop.mcp_story import call_tool
+from tests.shop.rls_paths import db_worker, skill_result, task_result
 
 pytestmark = [pytest.mark.e2e, pytest.mark.postgres, pytest.mark.slow]
 
@@ -210,6 +216,104 @@ def test_a_careless_read_through_mcp_call_and_mcp_client_sees_only_its_organizat
     assert len(by_era) == 2
     for seen in by_era.values():
         seen_only(seen, careless.mine)
+
+
+@mutation(
+    "docs/existing-project.md",
+    find='        "BACKEND": "django_tasks_db.DatabaseBackend",\n',
+    replace='        "BACKEND": "django_tasks_db.Backend",\n',
+)
+def test_the_guides_database_worker_block_is_what_the_careless_tracker_runs() -> None:
+    """``careless/settings.py`` adds the database worker with section 14's block of
+    docs/existing-project.md, verbatim: the task path above runs what the guide says.
+
+    Mutation: the guide's block changed → it is no longer the tested settings → red."""
+    (block,) = [
+        text
+        for _, text in fenced_blocks(ROOT / "docs" / "existing-project.md")
+        if text.startswith("# settings: MCP tasks on the database worker")
+    ]
+    assert block in (PROJECT / "careless" / "settings.py").read_text()
+
+
+@mutation(
+    "mcp_tools/execution/results.py",
+    find="with rls.scoped(ctx.tenant.id, read_only=True):",
+    replace="with nullcontext():",
+)
+def test_a_careless_read_as_a_task_on_the_database_worker_sees_only_its_organization(
+    careless: CarelessTracker,
+) -> None:
+    """The task is accepted over /mcp by uvicorn and run by the tracker's ``manage.py
+    db_worker`` (docs/existing-project.md section 14), another process with its own connection.
+
+    Mutation: the set_config left out of a read → the worker's run of the tool reaches the
+    other organization → red."""
+    with db_worker(careless.tracker):
+        seen = task_result(careless.url, careless.tokens["ada@acme.example@acme"], "careless_read")
+    seen_only(seen, careless.mine)
+
+
+@mutation(
+    "mcp_tools/execution/results.py",
+    find="with rls.scoped(ctx.tenant.id, read_only=True):",
+    replace="with nullcontext():",
+)
+def test_a_careless_read_as_an_a2a_skill_sees_only_its_organization(
+    careless: CarelessTracker,
+) -> None:
+    """``a2a_tools`` serves the careless read as a skill on ``POST /a2a``.
+
+    Mutation: the set_config left out of a read → the skill reaches the other organization
+    → red."""
+    seen = skill_result(careless.url, careless.tokens["ada@acme.example@acme"], "careless_read")
+    seen_only(seen, careless.mine)
+
+
+@mutation(
+    "mcp_tools/execution/results.py",
+    find="with rls.scoped(ctx.tenant.id, read_only=True):",
+    replace="with nullcontext():",
+)
+@mutation(
+    "tenancy/rls/scope.py",
+    find="_TAKE = \"SELECT set_config('role', %s, true), set_config(%s, %s, true)\"",
+    replace="_TAKE = \"SELECT set_config('role', %s, false), set_config(%s, %s, false)\"",
+)
+def test_careless_tools_behind_pgbouncer_stay_in_their_organization_and_leave_nothing_set(
+    careless: CarelessTracker,
+) -> None:
+    """uvicorn serves the tracker with its ``DATABASE_URL`` (the team's user) on a PgBouncer in
+    transaction mode of ``POOL`` server connections: the careless read sees only its
+    organization, the careless update changes only its projects, the project planted in the
+    other organization is refused, and the next client of each server connection is the
+    project's own code again, seeing every organization.
+
+    Mutation: the set_config left out of a read → the read reaches the other organization
+    → red. Mutation: the role and tenant set for the session (``set_config(..., false)``)
+    instead of the transaction → a pooled server connection keeps the tools' role and the
+    organization for its next client → red."""
+    before = careless.shell(HOST_ROWS, "ROWS=")
+    token = careless.tokens["ada@acme.example@acme"]
+    with (
+        pgbouncer(careless.tracker.env["DATABASE_URL"], pool_size=POOL) as url,
+        careless.tracker.serve("uvicorn", DATABASE_URL=url) as served,
+    ):
+        for _ in range(2 * POOL):  # so that every server connection serves the tools
+            read = call_tool(served, token, "modern", "careless_read")
+            seen_only(read.structured_content, careless.mine)
+        updated = call_tool(served, token, "modern", "careless_write", mode="update",
+                            idempotencyKey="pgbouncer-update")  # fmt: skip
+        planted = call_tool(served, token, "modern", "careless_write", mode="bulk_create",
+                            organizationId=careless.other,
+                            idempotencyKey="pgbouncer-plant")  # fmt: skip
+        after = every_server_connection(url, "projects_project", "organization_id")
+    assert updated.structured_content["rows"] == 2, updated
+    assert planted.is_error is True, planted
+    theirs = [row for row in before if row[0] == "globex"]
+    assert [row for row in careless.shell(HOST_ROWS, "ROWS=") if row[0] == "globex"] == theirs
+    # The project's next transaction on each server connection: no role, no organization.
+    assert after == [("none", "", "off", 2)] * POOL, after
 
 
 @mutation(

@@ -79,7 +79,11 @@ def test_the_row_level_security_step_shows_the_shops_own_declaration() -> None:
     step = GuidePart(
         GUIDE, start="## 12. Row-level security: the database refuses another store's rows"
     )
-    declarations = [block for language, block in fenced_blocks(step) if language == "python"]
+    declarations = [
+        block
+        for language, block in fenced_blocks(step)
+        if language == "python" and "TENANCY_RLS" in block  # the A2A and worker block: test_rls
+    ]
     assert declarations, "step 12 shows no declaration"
     settings = (PROJECT / "shop/settings.py").read_text().splitlines()
     for block in declarations:

@@ -2,10 +2,12 @@
 
 The shop declares its products tenant-owned (``TENANCY_RLS_MODELS`` in ``shop/settings.py``,
 docs/new-project.md step 12). A copy of it, with the careless tools of ``tests/shop/careless``
-added, is migrated from zero on a fresh PostgreSQL database as the test run's user (a
-superuser: the role switch is what makes the policies hold), and two stores' owners call the
-careless tools over ``/mcp`` served by uvicorn in both eras, through ``manage.py mcp_call`` and
-through ``mcp_tools.test.MCPClient``. The project's own code (``manage.py shell``) still sees
+added (and with them A2A and the database task worker, as a team adds them), is migrated
+from zero on a fresh PostgreSQL database as the test run's user (a superuser: the role switch
+is what makes the policies hold), and two stores' owners call the careless tools over ``/mcp``
+served by uvicorn in both eras, as a task run by ``manage.py db_worker``, as an A2A skill,
+through ``manage.py mcp_call``, through ``mcp_tools.test.MCPClient``, and over ``/mcp`` served
+through PgBouncer in transaction mode. The project's own code (``manage.py shell``) still sees
 both stores. The shop's own pytest suite passes on PostgreSQL with row-level security on.
 """
 
@@ -19,13 +21,23 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from cluck.devpgbouncer import pgbouncer
 from mcp_tools.test import ERAS
 
 from tests.careless import seen_only
+from tests.deploy.server_connections import POOL, every_server_connection
 from tests.mutations import mutation
 from tests.project_harness import postgres_database
-from tests.shop.harness import PROJECT, Shop, copy_project, owners_with_tokens, shop_env
+from tests.shop.harness import (
+    PROJECT,
+    Shop,
+    copy_project,
+    guide_blocks,
+    owners_with_tokens,
+    shop_env,
+)
 from tests.shop.mcp_story import call_tool
+from tests.shop.rls_paths import db_worker, skill_result, task_result
 
 pytestmark = [pytest.mark.e2e, pytest.mark.postgres, pytest.mark.slow]
 
@@ -170,6 +182,95 @@ def test_a_careless_read_through_mcp_call_and_mcp_client_sees_only_its_store(
     assert len(by_era) == 2
     for seen in by_era.values():
         seen_only(seen, careless.mine)
+
+
+@mutation(
+    "docs/new-project.md",
+    find='MCP_TOOLS_TASK_QUEUE = "mcp_tools"\n```',
+    replace='MCP_TOOLS_TASK_QUEUE = "default"\n```',
+)
+def test_the_guides_a2a_and_worker_block_is_what_the_careless_shop_runs() -> None:
+    """The settings that add A2A and the database worker in ``careless/settings.py`` are step
+    12's block of docs/new-project.md, verbatim: the paths above run what the guide says.
+
+    Mutation: the guide's block changed → it is no longer the tested settings → red."""
+    (block,) = [text for _, text in guide_blocks() if text.startswith("# toolkit: A2A skills")]
+    assert block in (PROJECT / "careless" / "settings.py").read_text()
+
+
+@mutation(
+    "mcp_tools/execution/results.py",
+    find="with rls.scoped(ctx.tenant.id, read_only=True):",
+    replace="with nullcontext():",
+)
+def test_a_careless_read_as_a_task_on_the_database_worker_sees_only_its_store(
+    careless: CarelessShop,
+) -> None:
+    """The task is accepted over /mcp by uvicorn and run by the shop's own ``manage.py
+    db_worker``, another process with its own connection.
+
+    Mutation: the set_config left out of a read → the worker's run of the tool reaches the
+    other store → red."""
+    with db_worker(careless.shop):
+        seen = task_result(careless.url, careless.tokens["owner@main.example"], "careless_read")
+    seen_only(seen, careless.mine)
+
+
+@mutation(
+    "mcp_tools/execution/results.py",
+    find="with rls.scoped(ctx.tenant.id, read_only=True):",
+    replace="with nullcontext():",
+)
+def test_a_careless_read_as_an_a2a_skill_sees_only_its_store(careless: CarelessShop) -> None:
+    """``a2a_tools`` serves the careless read as a skill on ``POST /a2a``.
+
+    Mutation: the set_config left out of a read → the skill reaches the other store → red."""
+    seen = skill_result(careless.url, careless.tokens["owner@main.example"], "careless_read")
+    seen_only(seen, careless.mine)
+
+
+@mutation(
+    "mcp_tools/execution/results.py",
+    find="with rls.scoped(ctx.tenant.id, read_only=True):",
+    replace="with nullcontext():",
+)
+@mutation(
+    "tenancy/rls/scope.py",
+    find="_TAKE = \"SELECT set_config('role', %s, true), set_config(%s, %s, true)\"",
+    replace="_TAKE = \"SELECT set_config('role', %s, false), set_config(%s, %s, false)\"",
+)
+def test_careless_tools_behind_pgbouncer_stay_in_their_store_and_leave_nothing_set(
+    careless: CarelessShop,
+) -> None:
+    """uvicorn serves the shop with its ``DATABASE_URL`` on a PgBouncer in transaction mode of
+    ``POOL`` server connections: the careless read sees only its store, the careless update
+    changes only its products, the product planted in the other store is refused, and the next
+    client of each server connection is the host again.
+
+    Mutation: the set_config left out of a read → the read reaches the other store → red.
+    Mutation: the role and tenant set for the session (``set_config(..., false)``) instead of
+    the transaction → a pooled server connection keeps the tools' role and the store for its
+    next client → red."""
+    before = careless.host_rows()
+    token = careless.tokens["owner@main.example"]
+    with (
+        pgbouncer(careless.shop.env["DATABASE_URL"], pool_size=POOL) as url,
+        careless.shop.serve("uvicorn", DATABASE_URL=url) as served,
+    ):
+        for _ in range(2 * POOL):  # so that every server connection serves the tools
+            read = call_tool(served, token, "modern", "careless_read")
+            seen_only(read.structured_content, careless.mine)
+        updated = call_tool(served, token, "modern", "careless_write", mode="update",
+                            idempotencyKey="pgbouncer-update")  # fmt: skip
+        planted = call_tool(served, token, "modern", "careless_write", mode="bulk_create",
+                            storeId=careless.other, idempotencyKey="pgbouncer-plant")  # fmt: skip
+        after = every_server_connection(url, "catalog_product", "store_id")
+    assert updated.structured_content["rows"] == 2, updated
+    assert planted.is_error is True, planted
+    theirs = [row for row in before if row[0] == "harbour"]
+    assert [row for row in careless.host_rows() if row[0] == "harbour"] == theirs
+    # The host's next transaction on each server connection: no role, no store, every row.
+    assert after == [("none", "", "off", 2)] * POOL, after
 
 
 @mutation(

@@ -24,9 +24,11 @@ class Seen(BaseModel):
 @tool(
     name="careless_read",
     read_only=True,
+    task_support="optional",  # a task on the worker when the client asks for one
     description="Reads the projects of every organization it can reach.",
 )
 def read(ctx: CallContext) -> Seen:
+    ctx.continue_as_task()
     return Seen(**careless_read())
 
 

@@ -32,9 +32,11 @@ class Seen(BaseModel):
 @tool(
     name="careless_read",
     read_only=True,
+    task_support="optional",  # a task on the worker when the client asks for one
     description="Reads the products of every store it can reach.",
 )
 def careless_read(ctx: CallContext) -> Seen:
+    ctx.continue_as_task()
     with connection.cursor() as cursor:
         cursor.execute("SELECT DISTINCT store_id FROM catalog_product")
         raw = sorted(row[0] for row in cursor.fetchall())
