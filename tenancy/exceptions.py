@@ -97,12 +97,6 @@ class NotAuthenticatedError(APIException):
     default_code = "Auth.NotAuthenticated"
 
 
-class PermissionDeniedError(APIException):
-    status_code = status.HTTP_403_FORBIDDEN
-    default_detail = "Your role does not allow this action."
-    default_code = "Auth.Forbidden"
-
-
 class LoginRateLimitedError(Throttled):
     """Too many logins from one client address (``TENANCY_LOGIN_RATE``): 429 and
     ``Retry-After`` under any DRF exception handler, the project's or DRF's own."""

@@ -11,7 +11,6 @@ import re
 import secrets
 from datetime import datetime, timedelta
 
-from django.db import transaction
 from django.utils import timezone
 
 from tenancy import conf
@@ -22,7 +21,6 @@ from tenancy.exceptions import (
     TenantSuspendedError,
 )
 from tenancy.lookup import CountingCheck, fetch_token
-from tenancy.members import get_membership_model
 from tenancy.models import AbstractMembership, AccessToken
 
 PREFIXES = {AccessToken.Kind.PERSONAL: "ck_pat_", AccessToken.Kind.SESSION: "ck_ses_"}
@@ -156,14 +154,3 @@ def revoke_token(token: AccessToken) -> None:
             revoked_at=timezone.now()
         )
         token.refresh_from_db(fields=["revoked_at"])
-
-
-@transaction.atomic
-def bump_credential_epoch(membership: AbstractMembership) -> None:
-    """Invalidate every token issued for ``membership`` so far."""
-    from django.db.models import F
-
-    get_membership_model()._default_manager.filter(pk=membership.pk).update(
-        credential_epoch=F("credential_epoch") + 1
-    )
-    membership.refresh_from_db(fields=["credential_epoch"])

@@ -11,8 +11,8 @@ from rest_framework.test import APIClient
 
 from tenancy import AuthenticationFailedError, bearer_refused, rate_limited
 from tenancy.api import LOGIN_RATE_GROUP
+from tenancy.services import user_credentials_changed
 from tenancy.throttling import RATE_GROUP, rate_refusal
-from tenancy.tokens import bump_credential_epoch
 from tests.mutations import mutation
 
 pytestmark = pytest.mark.django_db
@@ -53,7 +53,7 @@ def test_every_refused_bearer_is_signalled_with_its_reason(member_client, receiv
     token = client._credentials["HTTP_AUTHORIZATION"]
     assert _me("Bearer ck_pat_" + "x" * 43) == 401
     assert _me("Bearer") == 401
-    bump_credential_epoch(membership)
+    user_credentials_changed(user=membership.user)
     assert _me(token) == 401
     reasons = [event["reason"] for event in received]
     assert reasons == ["Auth.InvalidToken", "Auth.InvalidToken", "Auth.CredentialsSuperseded"]
