@@ -543,7 +543,7 @@ def test_content_block_tools_return_their_blocks(mcp_client):
 @override_settings(MCP_TOOLS_RATE="2/m")
 def test_rate_limit_per_token_is_429_with_retry_after(mcp_client):
     """The budget is the member's, counted by ``TenancyMiddleware`` with the token check
-    (``tenancy.throttling``); ``mcp_view`` answers it.
+    (``tenancy.rates.throttling``); ``mcp_view`` answers it.
 
     Mutation: skip the ``usage.should_limit`` check in ``mcp_view`` → red."""
     client = mcp_client()
