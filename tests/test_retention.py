@@ -224,13 +224,17 @@ def test_every_registered_table_is_one_this_module_proves() -> None:
     find="        entries.append(_unused_cimd_clients())\n",
     replace="        pass\n",
 )
+@mutation(
+    "a2a_tools/apps.py", find="        retention.register(EXPIRING)\n", replace="        pass\n"
+)
 @pytest.mark.parametrize("table", sorted(ROWS))
 @pytest.mark.django_db
 def test_an_expired_row_goes_and_a_fresh_one_stays(table: str) -> None:
     """One line per table, naming what "expired" means there.
 
     Mutations: each table's age comparison flipped (the fresh row goes, or the expired one
-    stays) → red; a low app's registration dropped → ``--table`` refuses it → red.
+    stays) → red; another app's registration dropped (idempotency, tenancy.oauth, a2a_tools)
+    → ``--table`` refuses it → red.
     """
     expired, fresh = ROWS[table](True), ROWS[table](False)
     report = _purge("--table", table)
