@@ -22,6 +22,10 @@ class A2AToolsConfig(AppConfig):
                 "List a2a_tools after mcp_tools in INSTALLED_APPS: it projects the catalogue "
                 "mcp_tools prepares"
             )
+        from a2a_tools.purge import EXPIRING
+        from mcp_tools.management import retention
+
+        retention.register(EXPIRING)
         from a2a_tools import checks
 
         if not checks.sdk_installed():

@@ -41,7 +41,7 @@ from tenancy import (
     handles_own_transactions,
     renders_authentication_failure,
 )
-from tenancy.throttling import counted_usage, rate_budget
+from tenancy.rates.throttling import counted_usage, rate_budget
 
 logger = logging.getLogger(__name__)
 security_logger = logging.getLogger("a2a_tools.security")

@@ -2,7 +2,7 @@
 
 Every wrong password costs a full password hash (PBKDF2, hundreds of milliseconds of CPU), and
 ``/admin/login/`` takes one from anyone. A POST over ``CLUCK_ADMIN_LOGIN_RATE`` (per client
-address, ``tenancy.addresses``; shared by every replica on the rate-limit counters) is
+address, ``tenancy.rates.addresses``; shared by every replica on the rate-limit counters) is
 answered 429 with ``Retry-After`` before the form is read. Installed as the default site by
 ``cluck.apps.CluckAdminConfig`` in place of ``django.contrib.admin`` in ``INSTALLED_APPS``,
 so ``admin.site`` and every ``@admin.register`` keep working. To copy into a project: this
@@ -18,7 +18,7 @@ from django.contrib import admin
 from django.http import HttpRequest, HttpResponse
 from django_ratelimit.core import get_usage
 
-from tenancy.addresses import rate_key
+from tenancy.rates.addresses import rate_key
 
 LOGIN_GROUP: Final = "cluck.admin_login"
 

@@ -262,7 +262,7 @@ DATABASES["default"]["ATOMIC_REQUESTS"] = _env_bool("CLUCK_ATOMIC_REQUESTS", Fal
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 # Rate-limit counters must be shared by every replica. By default tenancy counts them in its
-# own table (tenancy.counters.CounterCache, installed when RATELIMIT_USE_CACHE is unset);
+# own table (tenancy.rates.counters.CounterCache, installed when RATELIMIT_USE_CACHE is unset);
 # CACHE_URL=redis://… moves the default cache and the counts to Redis.
 _cache_url = os.environ.get("CACHE_URL")
 if _cache_url and _cache_url.startswith(("redis://", "rediss://")):
@@ -270,8 +270,8 @@ if _cache_url and _cache_url.startswith(("redis://", "rediss://")):
         "default": {
             "BACKEND": "django.core.cache.backends.redis.RedisCache",
             "LOCATION": _cache_url,
-            # One pool per process, not a connection per request (tenancy/redis_pool.py).
-            "OPTIONS": {"pool_class": "tenancy.redis_pool.ProcessConnectionPool"},
+            # One pool per process, not a connection per request (tenancy/rates/redis_pool.py).
+            "OPTIONS": {"pool_class": "tenancy.rates.redis_pool.ProcessConnectionPool"},
         }
     }
     RATELIMIT_USE_CACHE = "default"
@@ -307,7 +307,7 @@ STATIC_ROOT = VAR_DIR / "static"
 CLUCK_SERVE_STATIC = _env_bool("CLUCK_SERVE_STATIC", True)
 
 REST_FRAMEWORK = {
-    "DEFAULT_AUTHENTICATION_CLASSES": ["tenancy.authentication.TenancyAuthentication"],
+    "DEFAULT_AUTHENTICATION_CLASSES": ["tenancy.drf_authentication.TenancyAuthentication"],
     "DEFAULT_PERMISSION_CLASSES": ["tenancy.permissions.IsTenantMember"],
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
     "EXCEPTION_HANDLER": "cluck.api.errors.problem_exception_handler",
@@ -378,11 +378,11 @@ TENANCY_OAUTH_SIGN_IN = "toolkit"
 if CLUCK_PUBLIC_URL:
     CSRF_TRUSTED_ORIGINS = [CLUCK_PUBLIC_URL]
 # The reverse proxies whose X-Forwarded-For names the client every per-address limit keys on
-# (tenancy.addresses): addresses or networks, comma-separated. Behind a proxy, without it every
-# client shares the proxy's address, and so one budget.
+# (tenancy.rates.addresses): addresses or networks, comma-separated. Behind a proxy, without it
+# every client shares the proxy's address, and so one budget.
 TENANCY_TRUSTED_PROXIES = _env_list("TENANCY_TRUSTED_PROXIES", [])
 # An external identity provider (Keycloak, Okta, Entra ID, Auth0) whose RFC 9068 JWT access
-# tokens /mcp and /a2a accept beside the farm's own (tenancy.external_jwt; docs/tenancy.md):
+# tokens /mcp and /a2a accept beside the farm's own (tenancy.idp.external_jwt; docs/tenancy.md):
 # its "tenant" claim names the farm by code, "sub" the member by email.
 if os.environ.get("CLUCK_EXTERNAL_JWT_ISSUER"):
     TENANCY_EXTERNAL_JWT = {

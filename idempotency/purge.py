@@ -11,6 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
+from django.db.models import Q, QuerySet
 from django.utils import timezone
 
 from idempotency import conf
@@ -28,17 +29,35 @@ class PurgeResult:
     more: bool
 
 
+def expired(*, now: datetime, cutoff: datetime) -> QuerySet[IdempotencyRecord]:
+    """Every record past the retention ``cutoff`` at ``now``: completed ones by completion time,
+    and claims whose lease expired and that are older than the retention (what ``purge`` takes;
+    ``manage.py purge_expired`` sweeps the same rows, ``mcp_tools.management.retention``)."""
+    return IdempotencyRecord.objects.filter(
+        Q(status=IdempotencyRecord.Status.COMPLETED, completed_at__lt=cutoff)
+        | abandoned(now=now, cutoff=cutoff)
+    )
+
+
+def abandoned(*, now: datetime, cutoff: datetime) -> Q:
+    """In-progress rows whose lease expired and that are older than the retention."""
+    return Q(
+        status=IdempotencyRecord.Status.IN_PROGRESS,
+        lease_expires_at__lt=now,
+        created_at__lt=cutoff,
+    )
+
+
+def retention_cutoff(now: datetime) -> datetime:
+    """The retention's cutoff at ``now`` (``IDEMPOTENCY_RETENTION_HOURS``)."""
+    return now - timedelta(hours=float(conf.get("RETENTION_HOURS")))
+
+
 def purge_abandoned(*, now: datetime, cutoff: datetime, using: str = "default") -> int:
     """One predicated DELETE of in-progress rows whose lease expired and that are older than
     the retention (a concurrent steal renews the lease, making its row ineligible)."""
     deleted, _ = (
-        IdempotencyRecord.objects.using(using)
-        .filter(
-            status=IdempotencyRecord.Status.IN_PROGRESS,
-            lease_expires_at__lt=now,
-            created_at__lt=cutoff,
-        )
-        .delete()
+        IdempotencyRecord.objects.using(using).filter(abandoned(now=now, cutoff=cutoff)).delete()
     )
     return deleted
 

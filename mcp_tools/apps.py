@@ -14,6 +14,7 @@ class McpToolsConfig(AppConfig):
 
     def ready(self) -> None:
         from mcp_tools import checks  # noqa: F401  (registers the system checks)
+        from mcp_tools.management.expiring import register_installed
         from mcp_tools.observability import connect as connect_observability
         from mcp_tools.registry import default_registry
         from mcp_tools.surfaces import prepare
@@ -29,3 +30,4 @@ class McpToolsConfig(AppConfig):
         except ImproperlyConfigured as problem:  # e.g. TENANCY_ROLES that does not import
             default_registry.problems.append(f"The MCP catalogue cannot be prepared: {problem}")
         connect_observability()  # observability: its system checks, the metrics' receivers
+        register_installed()  # what manage.py purge_expired sweeps

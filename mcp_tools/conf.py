@@ -131,6 +131,8 @@ DEFAULTS: dict[str, Any] = {
     "AUDIT_QUEUE_SIZE": 10_000,
     "AUDIT_BATCH_SIZE": 500,
     "AUDIT_LINGER_SECONDS": 0.2,
+    # Audit rows are kept this long (manage.py purge_expired deletes older ones).
+    "AUDIT_RETENTION_DAYS": 90,
     # Dotted path to ``callable(ctx) -> Switches | None``: a tenant's (and credential's) allowed
     # tools per request (mcp_tools.switches); "mcp_tools.switches.stored_switches" reads the
     # switches tenant admins set over REST. None: no switches.

@@ -195,7 +195,7 @@ class _DrfView:
     # --- registration ----------------------------------------------------------------------
 
     def _view_func(self) -> Callable[..., Any]:
-        from tenancy.authentication import TenancyAuthentication
+        from tenancy.drf_authentication import TenancyAuthentication
 
         def get_authenticators(view: Any) -> list[Any]:
             # The MCP endpoint authenticated the bearer; the view sees the resolved caller.

@@ -29,7 +29,7 @@ from rest_framework.views import APIView
 from mcp_tools import _jsonrpc, conf, switches
 from mcp_tools.models import CallAudit, TenantSwitches
 from tenancy import Policy, active_roles, evaluate
-from tenancy.authentication import TenancyAuthentication
+from tenancy.drf_authentication import TenancyAuthentication
 from tenancy.permissions import request_actor
 from tenancy.problem_handler import ProblemsByDefault
 

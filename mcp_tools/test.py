@@ -35,10 +35,10 @@ from django.conf import settings
 from django.http import HttpRequest
 from django.test import Client
 
-from tenancy.credentials import Credential, register_bearer_verifier
 from tenancy.exceptions import AuthenticationFailedError
 from tenancy.members import memberships, with_user_and_tenant
 from tenancy.tokens import ensure_live, issue_token
+from tenancy.tokens.credentials import Credential, register_bearer_verifier
 
 __all__ = [
     "ERAS",

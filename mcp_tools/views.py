@@ -34,12 +34,12 @@ from tenancy import (
     NotAuthenticatedError,
     TenantContext,
     bearer_challenge,
-    external_jwt,
     handles_own_transactions,
     ignores_ambient_credentials,
     renders_authentication_failure,
 )
-from tenancy.throttling import RateBudget, RateUsage, counted_usage, rate_budget, was_counted
+from tenancy.idp import external_jwt
+from tenancy.rates.throttling import RateBudget, RateUsage, counted_usage, rate_budget, was_counted
 
 logger = logging.getLogger(__name__)
 security_logger = logging.getLogger("mcp_tools.security")
@@ -265,7 +265,7 @@ OAUTH_NOT_OFFERED: Final = (
 @csrf_exempt
 @ignores_ambient_credentials
 def protected_resource_metadata(request: HttpRequest, **kwargs: Any) -> HttpResponse:
-    """RFC 9728 metadata of ``/mcp`` naming the external issuer (``tenancy.external_jwt``);
+    """RFC 9728 metadata of ``/mcp`` naming the external issuer (``tenancy.idp.external_jwt``);
     without one configured, the JSON 404 of ``oauth_not_offered``."""
     suffix = request.path.removeprefix("/.well-known/oauth-protected-resource")
     document = external_jwt.protected_resource_metadata(request)

@@ -23,8 +23,7 @@ from rest_framework.views import APIView
 
 from tenancy import conf
 from tenancy._schema import OpenApiResponse, extend_schema
-from tenancy.addresses import rate_key
-from tenancy.authentication import TenancyAuthentication
+from tenancy.drf_authentication import TenancyAuthentication
 from tenancy.events import rate_limited
 from tenancy.exceptions import (
     InvalidCredentialsError,
@@ -45,6 +44,7 @@ from tenancy.middleware import AUTHORIZATION_ATTRIBUTE
 from tenancy.models import AccessToken
 from tenancy.permissions import IsTenantMember, request_actor
 from tenancy.problem_handler import ProblemsByDefault
+from tenancy.rates.addresses import rate_key
 from tenancy.tokens import digest, issue_session_token, issue_token, revoke_token
 
 

@@ -11,12 +11,13 @@ class TenancyConfig(AppConfig):
     def ready(self) -> None:
         from django.db.models.signals import post_migrate
 
-        from tenancy import checks, external_jwt, signals  # noqa: F401
+        from tenancy import checks, signals  # noqa: F401
         from tenancy.challenges import register_challenge_parameters
         from tenancy.conf import install_counter_cache_default, install_membership_model_default
-        from tenancy.credentials import register_bearer_verifier
+        from tenancy.idp import external_jwt
         from tenancy.rls import checks as rls_checks  # noqa: F401
         from tenancy.rls.install import install_after_migrate
+        from tenancy.tokens.credentials import register_bearer_verifier
 
         # Once per migrate, after every app's migrations (sent for each app: this one only).
         post_migrate.connect(install_after_migrate, sender=self)

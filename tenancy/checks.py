@@ -305,7 +305,7 @@ def check_atomic_requests(app_configs: Any = None, **kwargs: Any) -> list[checks
 @checks.register(checks.Tags.security)
 def check_external_jwt(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     """``TENANCY_EXTERNAL_JWT``: known keys, an issuer, no symmetric or unsigned algorithm."""
-    from tenancy import external_jwt
+    from tenancy.idp import external_jwt
 
     raw = conf.get("EXTERNAL_JWT")
     if not raw:
@@ -363,7 +363,7 @@ def check_external_jwt(app_configs: Any = None, **kwargs: Any) -> list[checks.Ch
 # Caches that talk to Redis through the redis package (the "redis" extra): Django's own backend,
 # or any cache given tenancy's per-process pool.
 REDIS_BACKEND = "django.core.cache.backends.redis.RedisCache"
-REDIS_POOL = "tenancy.redis_pool.ProcessConnectionPool"
+REDIS_POOL = "tenancy.rates.redis_pool.ProcessConnectionPool"
 
 
 @checks.register(checks.Tags.caches)

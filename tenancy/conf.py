@@ -57,10 +57,10 @@ DEFAULTS: dict[str, Any] = {
     "LOGIN_RATE": "10/m",
     # Reverse proxies (addresses or networks, a list or a comma-separated string) whose
     # X-Forwarded-For is believed when rate limits find the client's address
-    # (tenancy.addresses). Empty: the connection's peer is the client.
+    # (tenancy.rates.addresses). Empty: the connection's peer is the client.
     "TRUSTED_PROXIES": (),
     # JWT access tokens (RFC 9068) from an external identity provider: a dict of
-    # tenancy.external_jwt.DEFAULTS keys, at least ISSUER. None: no external issuer.
+    # tenancy.idp.external_jwt.DEFAULTS keys, at least ISSUER. None: no external issuer.
     "EXTERNAL_JWT": None,
     # Row-level security under tool calls (tenancy.rls): on unless turned off, for the models
     # declared here ({"app_label.Model": "tenant_field"}) or by tenancy.rls.declare; the role
@@ -120,7 +120,7 @@ def install_counter_cache_default() -> None:
     Django's default cache is per-process memory: with several workers or replicas every
     limit would be multiplied. A project that sets ``RATELIMIT_USE_CACHE`` (e.g. to Redis in
     production) keeps its choice; otherwise this adds the ``tenancy_counters`` alias
-    (``tenancy.counters.CounterCache``, one table shared by every process) and points
+    (``tenancy.rates.counters.CounterCache``, one table shared by every process) and points
     django-ratelimit at it, whose system check would otherwise warn (W001) that the backend is
     not on its list. Runs from ``TenancyConfig.ready()``, before any cache is used.
     """
@@ -129,7 +129,7 @@ def install_counter_cache_default() -> None:
     caches = dict(settings.CACHES)
     caches.setdefault(
         DEFAULT_COUNTER_CACHE,
-        {"BACKEND": "tenancy.counters.CounterCache", "LOCATION": "tenancy_rate_counter"},
+        {"BACKEND": "tenancy.rates.counters.CounterCache", "LOCATION": "tenancy_rate_counter"},
     )
     settings.CACHES = caches
     settings.RATELIMIT_USE_CACHE = DEFAULT_COUNTER_CACHE

@@ -13,7 +13,7 @@ from django.dispatch import Signal
 #: Keyword arguments: ``request``, ``reason`` — tenancy's stable code (``"Auth.InvalidToken"``).
 bearer_refused = Signal()
 
-#: A request was refused for its rate on the shared counters (``tenancy.counters``).
+#: A request was refused for its rate on the shared counters (``tenancy.rates.counters``).
 #: Sender: whoever counted (a view class or function). Keyword arguments: ``request``,
 #: ``group`` — the django-ratelimit group (``"tenancy.login"``, ``"mcp_tools.mcp"``).
 rate_limited = Signal()

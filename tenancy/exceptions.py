@@ -44,14 +44,14 @@ class TokenAudienceError(AuthenticationFailedError):
 
 class UnknownSigningKeyError(AuthenticationFailedError):
     """An external JWT signed with a key its issuer's key set does not hold
-    (``tenancy.external_jwt``), even after fetching the set again."""
+    (``tenancy.idp.external_jwt``), even after fetching the set again."""
 
     default_detail = "This access token was signed with a key its issuer does not publish."
     default_code = "Auth.UnknownSigningKey"
 
 
 class SigningKeysUnavailableError(AuthenticationFailedError):
-    """An external JWT arrived before its issuer's key set was fetched (``tenancy.jwks``
+    """An external JWT arrived before its issuer's key set was fetched (``tenancy.idp.jwks``
     fetches it in the background: no request waits on the issuer)."""
 
     default_detail = "The token issuer's signing keys are not available yet. Retry shortly."
@@ -95,12 +95,6 @@ class NotAuthenticatedError(APIException):
     status_code = status.HTTP_401_UNAUTHORIZED
     default_detail = "Authentication credentials were not provided."
     default_code = "Auth.NotAuthenticated"
-
-
-class PermissionDeniedError(APIException):
-    status_code = status.HTTP_403_FORBIDDEN
-    default_detail = "Your role does not allow this action."
-    default_code = "Auth.Forbidden"
 
 
 class LoginRateLimitedError(Throttled):

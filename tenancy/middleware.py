@@ -2,7 +2,7 @@
 
 Runs after Django's auth middleware and before ``idempotency``. On every request it attaches
 unresolved ``request.tenant``, ``request.actor`` and ``request.row_scope``; a valid bearer
-resolves all three, whatever its kind (``tenancy.credentials``: personal and session tokens,
+resolves all three, whatever its kind (``tenancy.tokens.credentials``: personal and session tokens,
 and OAuth access tokens when ``tenancy.oauth`` is installed). An invalid one is answered here
 with 401 and ``WWW-Authenticate: Bearer error="invalid_token"`` (``tenancy.challenges``) before
 any view runs, unless the view renders authentication failures itself
@@ -10,7 +10,7 @@ any view runs, unless the view renders authentication failures itself
 ``request.authentication_failure`` and the view answers it in its own format.
 
 The ``Authorization`` header is shared with the host project. On the project's routes the
-middleware acts only on a credential the toolkit issued (``tenancy.credentials.claims``): any
+middleware acts only on a credential the toolkit issued (``tenancy.tokens.credentials.claims``): any
 other scheme or bearer passes untouched to the project's own authentication. A credential it
 resolved is taken off the header (kept on ``request.tenancy_authorization``), so the project's
 authentication classes never see — and never refuse — a toolkit token, in whatever order they
@@ -18,7 +18,7 @@ run beside ``TenancyAuthentication``. On the toolkit's own endpoints (the views 
 authentication failures: ``/mcp``, ``/a2a``) every ``Authorization`` header is judged.
 
 A resolved caller's request is counted against its rate budget here too
-(``tenancy.throttling``): on tenancy's counter table, in the token check's own statement.
+(``tenancy.rates.throttling``): on tenancy's counter table, in the token check's own statement.
 """
 
 from __future__ import annotations
@@ -34,7 +34,6 @@ from django.utils.module_loading import import_string
 from tenancy import conf
 from tenancy.challenges import bearer_challenge
 from tenancy.context import ActorContext, RowScope, TenantContext
-from tenancy.credentials import authenticate_bearer, claims
 from tenancy.events import bearer_refused
 from tenancy.exceptions import AuthenticationFailedError, CredentialsSupersededError
 from tenancy.markers import (
@@ -45,7 +44,7 @@ from tenancy.markers import (
     has_marker,
 )
 from tenancy.problems import problem_response
-from tenancy.throttling import (
+from tenancy.rates.throttling import (
     API_BUDGET,
     USAGE_ATTRIBUTE,
     RateUsage,
@@ -54,6 +53,7 @@ from tenancy.throttling import (
     pending_count,
     rate_refusal,
 )
+from tenancy.tokens.credentials import authenticate_bearer, claims
 
 security_logger = logging.getLogger("tenancy.security")
 
@@ -193,7 +193,8 @@ class TenancyMiddleware(MiddlewareMixin):
         _take_off_header(request, header)
         if budget is None:
             return None
-        # Before idempotency's process_view opens the write's transaction (tenancy.throttling).
+        # Before idempotency's process_view opens the write's transaction
+        # (tenancy.rates.throttling).
         usage: RateUsage | None
         if pending is not None and pending.value is not None:
             usage = pending.usage()  # counted by the token check's own statement

@@ -220,7 +220,8 @@ class AccessToken(models.Model):
 
 
 class RateCounter(models.Model):
-    """Fixed-window rate-limit counters (``tenancy.counters.CounterCache``), shared by processes.
+    """Fixed-window rate-limit counters (``tenancy.rates.counters.CounterCache``), shared by
+    processes.
 
     UNLOGGED on PostgreSQL (migration 0002): a crash may reopen a rate window, never more.
     """

@@ -14,9 +14,9 @@ from drf_spectacular.extensions import OpenApiAuthenticationExtension
 
 
 class TenancyBearerScheme(OpenApiAuthenticationExtension):
-    """Documents ``tenancy.authentication.TenancyAuthentication`` as HTTP bearer auth."""
+    """Documents ``tenancy.drf_authentication.TenancyAuthentication`` as HTTP bearer auth."""
 
-    target_class = "tenancy.authentication.TenancyAuthentication"
+    target_class = "tenancy.drf_authentication.TenancyAuthentication"
     name = "bearerAuth"
 
     def get_security_definition(self, auto_schema: Any) -> dict[str, str]:

@@ -49,11 +49,6 @@ def membership_create(*, user: Any, tenant: Any, roles: Iterable[str] = ()) -> A
     return create_membership(user=user, tenant=tenant, roles=roles)
 
 
-def user_password_changed(*, user: Any) -> None:
-    """Every membership of ``user`` gets a new epoch: old tokens die with the old password."""
-    user_credentials_changed(user=user)
-
-
 def user_credentials_changed(*, user: Any) -> None:
     """Password or active flag changed: every membership of ``user`` gets a new epoch, so
     deactivating and reactivating a user does not revive the tokens issued before."""

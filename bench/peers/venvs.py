@@ -43,7 +43,7 @@ SHARED: Final = (
     "psycopg-binary",
     "psycopg-pool",
     "dj-database-url",
-    # tenancy verifies external identity providers' JWTs with it (tenancy.external_jwt).
+    # tenancy verifies external identity providers' JWTs with it (tenancy.idp.external_jwt).
     "joserfc",
     "httpx",
     "uvicorn",

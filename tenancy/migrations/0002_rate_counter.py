@@ -1,4 +1,4 @@
-"""Rate-limit counters (``tenancy.counters.CounterCache``), UNLOGGED on PostgreSQL.
+"""Rate-limit counters (``tenancy.rates.counters.CounterCache``), UNLOGGED on PostgreSQL.
 
 Skipping the write-ahead log means a counter update is not flushed to disk at commit: every
 rate-limited request does one, and counters lost in a crash only reopen a rate window. The

@@ -19,8 +19,8 @@ class TenancyOAuthConfig(AppConfig):
 
     def ready(self) -> None:
         from tenancy.challenges import register_challenge_parameters
-        from tenancy.credentials import register_bearer_verifier
         from tenancy.oauth import bearer, checks, tokens  # noqa: F401
+        from tenancy.tokens.credentials import register_bearer_verifier
 
         register_bearer_verifier(bearer.verify, prefixes=[tokens.ACCESS_PREFIX])
         register_challenge_parameters(bearer.challenge_parameters)

@@ -1,6 +1,6 @@
 """OAuth access tokens as ``tenancy`` credentials, and the challenge of the protected resource.
 
-``verify`` is registered with ``tenancy.credentials``: the middleware calls it for a bearer
+``verify`` is registered with ``tenancy.tokens.credentials``: the middleware calls it for a bearer
 that is not a personal or session token, and resolves tenant, actor and row scope from the
 membership it returns, exactly as for a personal token. It accepts an access token only
 
@@ -17,13 +17,13 @@ import hashlib
 from typing import Any
 from urllib.parse import urlsplit, urlunsplit
 
-from tenancy.credentials import Credential
 from tenancy.exceptions import AuthenticationFailedError, TokenAudienceError
 from tenancy.members import related_paths
 from tenancy.oauth import conf
 from tenancy.oauth.models import AccessTokenBinding
 from tenancy.oauth.tokens import looks_like_access_token
 from tenancy.tokens import ensure_live
+from tenancy.tokens.credentials import Credential
 
 WELL_KNOWN_RESOURCE = "/.well-known/oauth-protected-resource"
 

@@ -5,7 +5,7 @@ and create an ``Application`` from the document (``oauth2_provider.cimd``). That
 I/O and a new row for anyone who can type a URL, so:
 
 - **First sight is budgeted** (``FirstSightBudget``, a ``CIMD_REGISTRATION_PERMISSION_CLASSES``
-  entry, asked right before any fetch): per client address (``tenancy.addresses``;
+  entry, asked right before any fetch): per client address (``tenancy.rates.addresses``;
   ``TENANCY_OAUTH_CIMD_FIRST_SIGHT_RATE``) and per document path whatever its query string
   (``…_PER_PATH_RATE``: ``?a=1``, ``?a=2`` … cannot mint rows without bound). Over either,
   ``CIMDFirstSightLimitedError``, which the OAuth views answer with 429 and ``Retry-After``
@@ -46,9 +46,9 @@ from oauth2_provider import cimd
 from oauth2_provider.models import get_application_model
 from oauth2_provider.settings import oauth2_settings
 
-from tenancy.addresses import client_address
 from tenancy.events import rate_limited
 from tenancy.oauth import conf, limits
+from tenancy.rates.addresses import client_address
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
 ADDRESS_GROUP: Final = "tenancy_oauth.cimd_first_sight"

@@ -17,7 +17,7 @@ DEFAULTS: dict[str, Any] = {
     # OAUTH2_PROTECTED_RESOURCE_IDENTIFIER does not name it absolutely.
     "RESOURCE_PATH": "/mcp",
     # Dynamic client registration per client address (django-ratelimit syntax; the address is
-    # tenancy.addresses.client_address, so TENANCY_TRUSTED_PROXIES applies).
+    # tenancy.rates.addresses.client_address, so TENANCY_TRUSTED_PROXIES applies).
     "REGISTRATION_RATE": "20/m",
     # A registration document: its size in bytes, how many redirect URIs it may list, the
     # length of each URI (and of any other string in it), the length of client_name. Real

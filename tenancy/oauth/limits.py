@@ -1,6 +1,6 @@
 """The authorization server's rate limits: counted by django-ratelimit, refused with a 429.
 
-Every limit keys on the one client-address rule (``tenancy.addresses.rate_key``); the token
+Every limit keys on the one client-address rule (``tenancy.rates.addresses.rate_key``); the token
 endpoint also keys on the client it names, so a client's budget holds across addresses. A
 refusal is a 429 with ``Retry-After`` in the endpoint's own format: OAuth JSON for the token,
 revocation and registration endpoints (``oauth_error``), an HTML page for the sign-in page.
@@ -19,10 +19,10 @@ from django_ratelimit import ALL
 from django_ratelimit.core import get_usage
 
 from tenancy import conf as tenancy_conf
-from tenancy.addresses import rate_key
 from tenancy.events import rate_limited
 from tenancy.oauth import conf
 from tenancy.oauth.inputs import basic_credentials
+from tenancy.rates.addresses import rate_key
 
 
 def client_rate_key(group: str, request: Any) -> str:

@@ -51,7 +51,7 @@ from oauth2_provider.views.mixins import OAuthLibMixin
 from oauthlib.oauth2.rfc6749.errors import CustomOAuth2Error
 
 from tenancy import conf as tenancy_conf
-from tenancy import external_jwt
+from tenancy.idp import external_jwt
 from tenancy.markers import handles_own_transactions, ignores_ambient_credentials
 from tenancy.members import memberships, user_lookup
 from tenancy.models import AbstractMembership

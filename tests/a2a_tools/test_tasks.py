@@ -12,7 +12,8 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from a2a_tools.models import A2ATask
-from a2a_tools.purge import purge
+from a2a_tools.purge import EXPIRING
+from mcp_tools.management.retention import sweep
 from tests.a2a_tools.conftest import skill_message
 from tests.mutations import mutation
 
@@ -102,11 +103,13 @@ def test_the_sweep_deletes_tasks_past_the_retention(a2a_client: Any) -> None:
     old = client.task("mcptest_whoami")["id"]
     fresh = client.task("mcptest_whoami")["id"]
     A2ATask.objects.filter(pk=old).update(updated_at=timezone.now() - dt.timedelta(days=30))
-    assert purge(retention_hours=24, batch_size=1, max_batches=5) == (1, False)
+    assert sweep(EXPIRING, batch_size=1).deleted == 1
     assert set(A2ATask.objects.values_list("pk", flat=True)) == {fresh}
     out = StringIO()
     call_command("purge_a2a_tasks", stdout=out)
-    assert out.getvalue().strip() == "purged tasks=0"
+    assert out.getvalue().strip() == (
+        "a2a_tools_tasks: 0 deleted (older than 7d, A2A_TOOLS_TASK_RETENTION_HOURS)"
+    )
     assert client.rpc("GetTask", {"id": old})["error"]["code"] == -32001
 
 

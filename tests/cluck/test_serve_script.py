@@ -29,7 +29,8 @@ from django.utils import timezone
 
 from cluck import devdb, devserver
 from tenancy.models import AccessToken
-from tenancy.tokens import bump_credential_epoch, digest, issue_token
+from tenancy.services import user_credentials_changed
+from tenancy.tokens import digest, issue_token
 from tests.factories import FarmFactory, MembershipFactory, UserFactory
 from tests.mcp_tools import servers
 from tests.mcp_tools.servers import ROOT, free_port
@@ -412,7 +413,7 @@ def test_a_stored_token_that_no_longer_works_is_replaced(demo_owner, tmp_path, s
             expires_at=timezone.now() - timedelta(seconds=1)
         )
     elif spoil == "superseded":
-        bump_credential_epoch(demo_owner)
+        user_credentials_changed(user=demo_owner.user)
     elif spoil == "garbage":
         raw = "not a token"
     path = tmp_path / "demo-token"

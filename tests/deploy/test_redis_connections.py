@@ -37,7 +37,7 @@ def _opened(client: redis.Redis) -> int:
 
 @mutation(
     "cluck/settings.py",
-    find='            "OPTIONS": {"pool_class": "tenancy.redis_pool.ProcessConnectionPool"},\n',
+    find='"OPTIONS": {"pool_class": "tenancy.rates.redis_pool.ProcessConnectionPool"},\n',
     replace="",
 )
 def test_counted_calls_share_one_pooled_redis_connection(redis_url: str) -> None:
@@ -98,7 +98,7 @@ def _commands_during(redis_url: str, act: Callable[[], None]) -> list[dict[str, 
 
 
 @mutation(
-    "tenancy/throttling.py",
+    "tenancy/rates/throttling.py",
     find=(
         "    if isinstance(cache, RedisCache):\n"
         "        return _count_on_redis(request, budget, cache)\n"

@@ -106,9 +106,9 @@ def test_the_guide_is_linked() -> None:
 
 @mutation(
     "docs/existing-project.md",
-    find='"] = [\n    "tenancy.authentication.TenancyAuthentication",\n'
+    find='"] = [\n    "tenancy.drf_authentication.TenancyAuthentication",\n'
     '    *REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"],\n]',
-    replace='"].insert(\n    0, "tenancy.authentication.TenancyAuthentication"\n)',
+    replace='"].insert(\n    0, "tenancy.drf_authentication.TenancyAuthentication"\n)',
 )
 @mutation(
     "docs/existing-project.md",
@@ -151,7 +151,7 @@ def test_the_settings_block_runs_on_lists_and_tuples_and_changes_nothing_of_your
         "idempotency.middleware.IdempotencyMiddleware",
     ]
     assert settings["REST_FRAMEWORK"]["DEFAULT_AUTHENTICATION_CLASSES"] == [
-        "tenancy.authentication.TenancyAuthentication",
+        "tenancy.drf_authentication.TenancyAuthentication",
         *authentication,
     ]
     # Nothing you have changes: the project's own objects are as they were.

@@ -78,7 +78,7 @@ def test_completed_rows_go_by_completion_time_not_creation_time() -> None:
     assert alive(old, late, fresh) == [False, True, True]
 
 
-@mutation("idempotency/purge.py", find="            lease_expires_at__lt=now,\n", replace="")
+@mutation("idempotency/purge.py", find="        lease_expires_at__lt=now,\n", replace="")
 def test_abandoned_claims_go_only_when_their_lease_expired_and_they_are_old() -> None:
     """Mutation: drop ``lease_expires_at__lt=now`` from the abandoned DELETE → the renewed
     (just stolen) old claim is deleted under its new owner → red."""

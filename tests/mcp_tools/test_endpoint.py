@@ -14,7 +14,7 @@ from django.utils import timezone
 from mcp_tools.middleware import BodyCapMiddleware
 from tenancy import AuthenticationFailedError, bearer_challenge
 from tenancy.models import AccessToken
-from tenancy.tokens import bump_credential_epoch
+from tenancy.services import user_credentials_changed
 from tests.mcp_tools.conftest import HANDSHAKE, MODERN, McpClient, modern_meta
 from tests.mutations import mutation
 from tests.tool_errors import tool_error
@@ -131,7 +131,7 @@ def test_a_refused_bearer_gets_the_same_jsonrpc_401_as_a_missing_one(mcp_client,
     elif spoil == "expired":
         _expire(membership)
     elif spoil == "superseded":
-        bump_credential_epoch(membership)
+        user_credentials_changed(user=membership.user)
     else:
         type(membership.user).objects.filter(pk=membership.user_id).update(is_active=False)
     response = client.message("ping")
@@ -543,7 +543,7 @@ def test_content_block_tools_return_their_blocks(mcp_client):
 @override_settings(MCP_TOOLS_RATE="2/m")
 def test_rate_limit_per_token_is_429_with_retry_after(mcp_client):
     """The budget is the member's, counted by ``TenancyMiddleware`` with the token check
-    (``tenancy.throttling``); ``mcp_view`` answers it.
+    (``tenancy.rates.throttling``); ``mcp_view`` answers it.
 
     Mutation: skip the ``usage.should_limit`` check in ``mcp_view`` → red."""
     client = mcp_client()

@@ -250,7 +250,7 @@ def _last_message(stream: Stream, within: float) -> tuple[dict[str, Any], float]
     replace='    "LISTEN_RECHECK_SECONDS": 30.0,',
 )
 @mutation(
-    "tenancy/tokens.py",
+    "tenancy/tokens/__init__.py",
     find="membership.disabled_at is not None or not membership.get_user().is_active",
     replace="membership.disabled_at is not None",
 )

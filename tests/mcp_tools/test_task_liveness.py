@@ -137,17 +137,17 @@ def _refusal_code(url: str, bearer: str) -> str:
     replace="    (lambda *a, **k: None)(membership, credential_epoch=",
 )
 @mutation(
-    "tenancy/tokens.py",
+    "tenancy/tokens/__init__.py",
     find="membership.disabled_at is not None or not membership.get_user().is_active",
     replace="membership.disabled_at is not None",
 )
 @mutation(
-    "tenancy/tokens.py",
+    "tenancy/tokens/__init__.py",
     find="    if not conf.tenant_is_active(membership.get_tenant()):\n",
     replace="    if False:\n",
 )
 @mutation(
-    "tenancy/tokens.py",
+    "tenancy/tokens/__init__.py",
     find="        if token is None or not _usable(token, timezone.now()):\n",
     replace="        if token is None:\n",
 )

@@ -190,12 +190,12 @@ EXTRA_FEATURES: dict[str, tuple[str, str | None, str]] = {
         '    "counters": {\n'
         '        "BACKEND": "django.core.cache.backends.redis.RedisCache",\n'
         '        "LOCATION": "redis://127.0.0.1:6379/0",\n'
-        '        "OPTIONS": {"pool_class": "tenancy.redis_pool.ProcessConnectionPool"},\n'
+        '        "OPTIONS": {"pool_class": "tenancy.rates.redis_pool.ProcessConnectionPool"},\n'
         "    },\n"
         "}\n"
         'RATELIMIT_USE_CACHE = "counters"\n',
         None,
-        "import tenancy.redis_pool",
+        "import tenancy.rates.redis_pool",
     ),
     "rq": (
         'INSTALLED_APPS = [*INSTALLED_APPS, "django_rq", "django_tasks_rq"]\n'

@@ -80,9 +80,9 @@ def test_the_marker_is_read_from_the_class_behind_a_view():
 def test_a_superseded_bearer_is_recorded_with_its_own_code():
     membership = MembershipFactory.create()
     raw = bearer_for(membership)
-    from tenancy.tokens import bump_credential_epoch
+    from tenancy.services import user_credentials_changed
 
-    bump_credential_epoch(membership)
+    user_credentials_changed(user=membership.user)
     request, response = _process(rendering_view, f"Bearer {raw}")
     assert response is None
     assert isinstance(request.authentication_failure, CredentialsSupersededError)

@@ -45,13 +45,13 @@ def test_rest_is_rate_limited_per_member_with_a_problem_429() -> None:
 
 
 @mutation(
-    "tenancy/throttling.py",
+    "tenancy/rates/throttling.py",
     find='return f"membership:{actor.membership_id}"',
     replace='return f"token:{actor.token_id}"',
 )
 @override_settings(MCP_TOOLS_RATE="3/m")
 def test_the_mcp_budget_is_per_member_not_per_token() -> None:
-    """Mutation: key ``tenancy.throttling.membership_rate_key`` by ``actor.token_id`` → red
+    """Mutation: key ``tenancy.rates.throttling.membership_rate_key`` by ``actor.token_id`` → red
     (a fresh token brings a fresh budget)."""
     membership = _member()
     body = '{"jsonrpc":"2.0","id":1,"method":"ping"}'

@@ -1,11 +1,11 @@
-"""One client-address rule for every rate limit (``tenancy.addresses``)."""
+"""One client-address rule for every rate limit (``tenancy.rates.addresses``)."""
 
 from __future__ import annotations
 
 import pytest
 from django.test import RequestFactory, override_settings
 
-from tenancy.addresses import client_address
+from tenancy.rates.addresses import client_address
 from tests.mutations import mutation
 
 
@@ -20,7 +20,7 @@ def _address(peer: str | None, forwarded: str | None = None) -> str:
 
 
 @mutation(
-    "tenancy/addresses.py",
+    "tenancy/rates/addresses.py",
     find="    if not proxies or not any(peer in network for network in proxies):",
     replace="    if False:",
 )
@@ -33,7 +33,7 @@ def test_without_trusted_proxies_the_header_is_ignored():
 
 @override_settings(TENANCY_TRUSTED_PROXIES=["10.0.0.0/8", "127.0.0.1"])
 @mutation(
-    "tenancy/addresses.py",
+    "tenancy/rates/addresses.py",
     find="        if not any(address in network for network in proxies):\n            break",
     replace="        continue",
 )

@@ -29,7 +29,7 @@ def test_add_then_incr_counts_and_expiry_frees_the_key() -> None:
 
 
 @mutation(
-    "tenancy/counters.py",
+    "tenancy/rates/counters.py",
     find=(
         '"UPDATE {table} SET value = value + %s WHERE key = %s AND expires > %s "\n'
         '            "RETURNING value, expires",\n'
@@ -69,7 +69,7 @@ def test_concurrent_increments_are_never_lost() -> None:
 
 
 @mutation(
-    "tenancy/counters.py",
+    "tenancy/rates/counters.py",
     find="        if self._known(key, now):\n            return False\n",
     replace="",
 )
@@ -87,7 +87,7 @@ def test_a_steady_state_count_is_one_round_trip() -> None:
 
 
 @mutation(
-    "tenancy/counters.py",
+    "tenancy/rates/counters.py",
     find="if until is None or until <= self._now():",
     replace="if True:",
 )

@@ -11,8 +11,8 @@ from rest_framework.test import APIClient
 
 from tenancy import AuthenticationFailedError, bearer_refused, rate_limited
 from tenancy.api import LOGIN_RATE_GROUP
-from tenancy.throttling import RATE_GROUP, rate_refusal
-from tenancy.tokens import bump_credential_epoch
+from tenancy.rates.throttling import RATE_GROUP, rate_refusal
+from tenancy.services import user_credentials_changed
 from tests.mutations import mutation
 
 pytestmark = pytest.mark.django_db
@@ -53,7 +53,7 @@ def test_every_refused_bearer_is_signalled_with_its_reason(member_client, receiv
     token = client._credentials["HTTP_AUTHORIZATION"]
     assert _me("Bearer ck_pat_" + "x" * 43) == 401
     assert _me("Bearer") == 401
-    bump_credential_epoch(membership)
+    user_credentials_changed(user=membership.user)
     assert _me(token) == 401
     reasons = [event["reason"] for event in received]
     assert reasons == ["Auth.InvalidToken", "Auth.InvalidToken", "Auth.CredentialsSuperseded"]
@@ -102,12 +102,13 @@ def test_a_login_over_its_rate_is_signalled_with_its_group(received):
 
 
 @mutation(
-    "tenancy/throttling.py",
+    "tenancy/rates/throttling.py",
     find="    rate_limited.send(sender=rate_refusal, request=request, group=usage.group)",
     replace="    pass",
 )
 def test_a_member_over_the_api_rate_is_signalled_with_its_group(member_client, received):
-    """Mutation: drop the ``rate_limited.send`` from ``tenancy.throttling.rate_refusal`` → red."""
+    """Mutation: drop the ``rate_limited.send`` from ``tenancy.rates.throttling.rate_refusal``
+    → red."""
     client, membership = member_client()
     with override_settings(TENANCY_API_RATE="1/m"):
         assert client.get("/api/v1/me/").status_code == 200

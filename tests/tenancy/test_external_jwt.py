@@ -1,4 +1,4 @@
-"""JWT access tokens from an external identity provider (``tenancy.external_jwt``).
+"""JWT access tokens from an external identity provider (``tenancy.idp.external_jwt``).
 
 A local issuer (``tests.tenancy.external_issuer``: a real HTTP server, keys generated here)
 signs RFC 9068 tokens; ``/mcp`` is driven through Django's test client, so the token travels
@@ -23,9 +23,9 @@ from django.test import Client, RequestFactory
 from django.utils import timezone
 
 from mcp_tools.views import protected_resource_metadata
-from tenancy import external_jwt, jwks
 from tenancy.checks import check_external_jwt
 from tenancy.exceptions import SigningKeysUnavailableError
+from tenancy.idp import external_jwt, jwks
 from tenancy.middleware import TenancyMiddleware
 from tests.factories import FarmFactory, MembershipFactory
 from tests.mutations import mutation
@@ -122,7 +122,7 @@ def test_the_role_comes_from_the_membership_never_from_the_token(issuer, member)
 
 
 @mutation(
-    "tenancy/external_jwt.py",
+    "tenancy/idp/external_jwt.py",
     find="    if not isinstance(granted_list, list) or not set(map(str, granted_list)) & set(",
     replace="    if False and (",
 )
@@ -144,7 +144,7 @@ def test_a_configured_audience_replaces_the_resource_url(issuer, member, setting
     assert _refusal_code(issuer.token(**_claims_for(member))) == "Auth.InvalidAudience"
 
 
-@mutation("tenancy/jwks.py", find="        if key.kid == kid:", replace="        if True:")
+@mutation("tenancy/idp/jwks.py", find="        if key.kid == kid:", replace="        if True:")
 def test_a_token_signed_with_an_unknown_key_is_refused(issuer, member):
     """A key the issuer never published, even with a kid it invents or one it uses, verifies
     nothing. Mutation: pick a key whatever the token's kid → it is tried, fails on the
@@ -174,7 +174,7 @@ def test_a_rotated_key_is_fetched_on_first_sight(issuer, member):
 
 
 @mutation(
-    "tenancy/jwks.py",
+    "tenancy/idp/jwks.py",
     find="now - cached.attempted_at >= config.min_refetch_seconds",
     replace="True",
 )
@@ -193,7 +193,7 @@ def test_unknown_kids_refetch_the_key_set_at_a_bounded_rate(issuer, member, sett
 
 
 @mutation(
-    "tenancy/jwks.py",
+    "tenancy/idp/jwks.py",
     find="    if keys is None:\n        raise",
     replace="    if False:\n        raise",
 )
@@ -354,7 +354,7 @@ def test_a_plain_http_key_set_is_allowed_with_debug(settings):
 
 
 @mutation(
-    "tenancy/external_jwt.py",
+    "tenancy/idp/external_jwt.py",
     find="    if tenant is None or len(users) != 1:",
     replace="    if tenant is None or not users:",
 )

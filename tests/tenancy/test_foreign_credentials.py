@@ -25,7 +25,7 @@ from rest_framework.views import APIView, exception_handler
 from rest_framework_simplejwt.authentication import JWTAuthentication
 from rest_framework_simplejwt.tokens import AccessToken as JWT
 
-from tenancy.authentication import TenancyAuthentication
+from tenancy.drf_authentication import TenancyAuthentication
 from tenancy.middleware import TenancyMiddleware
 from tests.factories import MembershipFactory, bearer_for
 from tests.mutations import mutation
@@ -178,7 +178,7 @@ def test_the_project_logins_keep_working_beside_the_toolkit(view):
 
 
 @mutation(
-    "tenancy/authentication.py",
+    "tenancy/drf_authentication.py",
     find="        if others:",
     replace="        if False:",
 )

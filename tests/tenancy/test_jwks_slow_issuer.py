@@ -2,7 +2,7 @@
 
 The issuer here trickles its answers (``tests.tenancy.external_issuer.trickling_issuer``: the
 headers at once, then one byte every few tenths of a second or seconds), which no per-read
-timeout ever cuts. ``tenancy.jwks`` fetches in the background, one refresh per issuer, under a
+timeout ever cuts. ``tenancy.idp.jwks`` fetches in the background, one refresh per issuer, under a
 total deadline; requests are answered from the set held (or refused at once without one).
 """
 
@@ -19,8 +19,8 @@ from typing import Any
 import httpx
 import pytest
 
-from tenancy import external_jwt, jwks
 from tenancy.exceptions import SigningKeysUnavailableError
+from tenancy.idp import external_jwt, jwks
 from tests.factories import FarmFactory, MembershipFactory, bearer_for
 from tests.mcp_tools.servers import serve
 from tests.mutations import Edit, mutation
@@ -56,12 +56,12 @@ def _config() -> external_jwt.Settings:
 
 
 @mutation(
-    "tenancy/jwks.py",
+    "tenancy/idp/jwks.py",
     find="            cached.refresh.start()",
     replace="            cached.refresh.run()",
 )
 @mutation(
-    "tenancy/jwks.py",
+    "tenancy/idp/jwks.py",
     find="    if cached.refresh is not None and cached.refresh.is_alive():",
     replace="    if False:",
 )
@@ -86,7 +86,7 @@ def test_a_trickling_issuer_never_holds_a_request(slow):
     assert slow.requests["/jwks"] == 1
 
 
-@mutation("tenancy/jwks.py", find="        self._timer.start()", replace="        pass")
+@mutation("tenancy/idp/jwks.py", find="        self._timer.start()", replace="        pass")
 def test_a_trickling_issuer_is_cut_at_the_deadline(slow):
     """The refresh ends at its total deadline although every read gets a byte in time (the
     per-read timeout never trips). Mutation: no deadline watchdog → the refresh is still
@@ -103,9 +103,15 @@ def test_a_trickling_issuer_is_cut_at_the_deadline(slow):
 
 @mutation(
     Edit(
-        "tenancy/jwks.py", find="response.read(MAX_DOCUMENT_BYTES + 1)", replace="response.read()"
+        "tenancy/idp/jwks.py",
+        find="response.read(MAX_DOCUMENT_BYTES + 1)",
+        replace="response.read()",
     ),
-    Edit("tenancy/jwks.py", find="    if len(body) > MAX_DOCUMENT_BYTES:", replace="    if False:"),
+    Edit(
+        "tenancy/idp/jwks.py",
+        find="    if len(body) > MAX_DOCUMENT_BYTES:",
+        replace="    if False:",
+    ),
 )
 def test_a_key_set_past_the_size_cap_is_not_taken(settings):
     """Mutation: read the whole body and take it → the padded set is used → red."""
@@ -174,7 +180,7 @@ def _timed_lists(
 @pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 @mutation(
-    "tenancy/jwks.py",
+    "tenancy/idp/jwks.py",
     find="            cached.refresh.start()",
     replace="            cached.refresh.start()\n            cached.refresh.join()",
 )

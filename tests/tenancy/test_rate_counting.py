@@ -17,7 +17,7 @@ from django.test.utils import CaptureQueriesContext
 from django_ratelimit.core import get_usage
 
 from mcp_tools.views import RATE_BUDGET
-from tenancy.throttling import API_BUDGET, membership_rate_key
+from tenancy.rates.throttling import API_BUDGET, membership_rate_key
 from tests.factories import FarmFactory, MembershipFactory, bearer_for
 from tests.mutations import mutation
 
@@ -45,7 +45,7 @@ def _counter_statements(queries: CaptureQueriesContext) -> list[str]:
 
 
 @mutation(
-    "tenancy/lookup.py",
+    "tenancy/tokens/lookup.py",
     find="if count is not None and membership_id is not None and plan.counted_sql is not None:",
     replace="if False:",
 )
@@ -63,13 +63,13 @@ def test_a_known_token_is_checked_and_counted_in_one_statement() -> None:
     assert "WITH counted AS" in counting[0] and "tenancy_accesstoken" in counting[0]
 
 
-@mutation("tenancy/lookup.py", find="ELSE c.{value} + 1 END", replace="ELSE c.{value} END")
+@mutation("tenancy/tokens/lookup.py", find="ELSE c.{value} + 1 END", replace="ELSE c.{value} END")
 @override_settings(TENANCY_API_RATE="4/h")
 def test_rest_refuses_at_the_exact_boundary() -> None:
     """Per hour, so the burst never straddles two windows.
 
     Mutation: count ``c.value`` instead of ``c.value + 1`` in the counting upsert
-    (``tenancy.lookup._counting_cte``) → red (the fifth request passes).
+    (``tenancy.tokens.lookup._counting_cte``) → red (the fifth request passes).
     """
     client = _client(bearer_for(_member()))
     statuses = [client.get("/api/v1/me/").status_code for _ in range(6)]
@@ -77,7 +77,7 @@ def test_rest_refuses_at_the_exact_boundary() -> None:
 
 
 @mutation(
-    "tenancy/throttling.py",
+    "tenancy/rates/throttling.py",
     find="should_limit=self.value > limit,",
     replace="should_limit=self.value >= limit,",
 )
@@ -94,7 +94,7 @@ def test_mcp_refuses_at_the_exact_boundary_with_a_jsonrpc_429() -> None:
 
 
 @mutation(
-    "tenancy/throttling.py",
+    "tenancy/rates/throttling.py",
     find="budget.group, window, rate, value, budget.ratelimit_methods",
     replace="budget.group, window, rate, value, ALL",
 )
@@ -103,7 +103,7 @@ def test_the_count_is_django_ratelimits_own() -> None:
     """What the token check counted is what django-ratelimit reads on the same cache (one
     counter, whichever path counted).
 
-    Mutation: key the counter (``tenancy.throttling._counter_key``, which
+    Mutation: key the counter (``tenancy.rates.throttling._counter_key``, which
     ``PendingCount.prepare`` uses) with every method (``ALL``) instead of the budget's → red
     (django-ratelimit sees a different, empty counter).
     """
@@ -125,7 +125,7 @@ def test_the_count_is_django_ratelimits_own() -> None:
 
 
 @mutation(
-    "tenancy/lookup.py",
+    "tenancy/tokens/lookup.py",
     find="        f\"AND ct.{token['revoked_at']} IS NULL \"\n",
     replace="",
 )

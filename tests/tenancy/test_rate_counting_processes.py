@@ -61,15 +61,15 @@ def _burst(env: dict[str, str]) -> Counter[int]:
 
 
 @mutation(
-    Edit("tenancy/throttling.py", find="import math\n", replace="import math\nimport os\n"),
+    Edit("tenancy/rates/throttling.py", find="import math\n", replace="import math\nimport os\n"),
     Edit(
-        "tenancy/throttling.py",
+        "tenancy/rates/throttling.py",
         find='f"membership:{membership_id}", self.cache',
         replace='f"membership:{membership_id}:{os.getpid()}", self.cache',
     ),
 )
 def test_two_processes_count_one_exact_budget_on_postgresql() -> None:
-    """Mutation: key the counter per process in ``tenancy.throttling.PendingCount.prepare``
+    """Mutation: key the counter per process in ``tenancy.rates.throttling.PendingCount.prepare``
     (``f"membership:{membership_id}:{os.getpid()}"``) → red (each process admits
     up to ``RATE`` of its own)."""
     assert _burst({}) == {200: RATE, 429: CALLS - RATE}
@@ -78,13 +78,13 @@ def test_two_processes_count_one_exact_budget_on_postgresql() -> None:
 @mutation(
     "cluck/settings.py",
     find=(
-        '            "OPTIONS": {"pool_class": "tenancy.redis_pool.ProcessConnectionPool"},\n'
+        '            "OPTIONS": {"pool_class": "tenancy.rates.redis_pool.ProcessConnectionPool"},\n'
         "        }\n"
         "    }\n"
         '    RATELIMIT_USE_CACHE = "default"\n'
     ),
     replace=(
-        '            "OPTIONS": {"pool_class": "tenancy.redis_pool.ProcessConnectionPool"},\n'
+        '            "OPTIONS": {"pool_class": "tenancy.rates.redis_pool.ProcessConnectionPool"},\n'
         "        },\n"
         '        "local": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"},\n'
         "    }\n"

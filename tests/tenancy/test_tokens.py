@@ -7,10 +7,9 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from tenancy import lookup
 from tenancy.models import AccessToken
 from tenancy.services import membership_disable, membership_set_roles
-from tenancy.tokens import digest, looks_like_token
+from tenancy.tokens import digest, looks_like_token, lookup
 from tests.factories import DEFAULT_PASSWORD, UserFactory
 from tests.mutations import Edit, mutation
 
@@ -38,7 +37,7 @@ def _fields(instance) -> dict:
 
 
 @mutation(
-    "tenancy/lookup.py",
+    "tenancy/tokens/lookup.py",
     find=(
         "            for convert in converters:\n"
         "                value = convert(value, col, connection)\n"
@@ -46,12 +45,12 @@ def _fields(instance) -> dict:
     replace="",
 )
 @mutation(
-    "tenancy/lookup.py",
+    "tenancy/tokens/lookup.py",
     find="""f"{join('u', user_model, user_fk, 'm')} \"""",
     replace="""f"{join('u', user_model, tenant_fk, 'm')} \"""",
 )
 @mutation(
-    "tenancy/lookup.py",
+    "tenancy/tokens/lookup.py",
     find="    plan.tenant_fk.set_cached_value(membership, tenant)\n",
     replace="",
 )
@@ -91,7 +90,7 @@ def test_the_token_read_returns_what_the_orm_returns(
 
 
 @mutation(
-    "tenancy/tokens.py",
+    "tenancy/tokens/__init__.py",
     find="if credential_epoch != membership.credential_epoch:",
     replace="if False:",
 )
@@ -120,7 +119,7 @@ def test_a_password_change_invalidates_the_token_on_the_next_request(member_clie
 
 @mutation(
     Edit(
-        "tenancy/tokens.py",
+        "tenancy/tokens/__init__.py",
         find="if membership.disabled_at is not None or not membership.get_user().is_active:",
         replace="if not membership.get_user().is_active:",
     ),
@@ -143,7 +142,7 @@ def test_suspending_the_membership_invalidates_the_token(member_client):
 
 
 @mutation(
-    "tenancy/tokens.py",
+    "tenancy/tokens/__init__.py",
     find="if not conf.tenant_is_active(membership.get_tenant()):",
     replace="if False:",
 )
@@ -156,7 +155,9 @@ def test_suspending_the_farm_invalidates_the_token(member_client):
     _assert_invalid_token(client.get("/api/v1/me/"), "Auth.TenantSuspended")
 
 
-@mutation("tenancy/tokens.py", find="return token.revoked_at is None and (", replace="return (")
+@mutation(
+    "tenancy/tokens/__init__.py", find="return token.revoked_at is None and (", replace="return ("
+)
 def test_a_revoked_token_is_refused_on_the_next_request(member_client):
     """Mutation: ignore ``revoked_at`` in ``check_token`` → red."""
     client, membership = member_client()

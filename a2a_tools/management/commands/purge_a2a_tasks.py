@@ -1,4 +1,4 @@
-"""``manage.py purge_a2a_tasks``: the retention sweep for stored A2A tasks."""
+"""``manage.py purge_a2a_tasks``: an alias of ``purge_expired --table a2a_tools_tasks``."""
 
 from __future__ import annotations
 
@@ -6,28 +6,24 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from a2a_tools.purge import BATCH_SIZE, MAX_BATCHES, purge
+from a2a_tools.purge import EXPIRING
+from mcp_tools.management import retention
 
 
 class Command(BaseCommand):
     help = (
-        "Delete A2A tasks last updated before A2A_TOOLS_TASK_RETENTION_HOURS (bounded batches, "
-        "oldest first); safe to run on several hosts at once."
+        "Delete A2A tasks last updated before A2A_TOOLS_TASK_RETENTION_HOURS (bounded batches); "
+        "safe to run on several hosts at once."
     )
 
     def add_arguments(self, parser: CommandParser) -> None:
-        parser.add_argument("--batch-size", type=int, default=BATCH_SIZE)
-        parser.add_argument("--max-batches", type=int, default=MAX_BATCHES)
+        parser.add_argument("--batch-size", type=int, default=None)
         parser.add_argument("--database", default="default")
 
     def handle(self, *args: Any, **options: Any) -> None:
-        if options["batch_size"] < 1 or options["max_batches"] < 1:
-            raise CommandError("--batch-size and --max-batches must be >= 1")
-        deleted, more = purge(
-            batch_size=options["batch_size"],
-            max_batches=options["max_batches"],
-            using=options["database"],
+        if options["batch_size"] is not None and options["batch_size"] < 1:
+            raise CommandError("--batch-size must be >= 1")
+        swept = retention.sweep(
+            EXPIRING, batch_size=options["batch_size"], using=options["database"]
         )
-        self.stdout.write(
-            f"purged tasks={deleted}" + (" (more remain; next run continues)" if more else "")
-        )
+        self.stdout.write(swept.line())

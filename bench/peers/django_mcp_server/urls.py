@@ -16,8 +16,8 @@ from rest_framework.throttling import BaseThrottle
 
 from bench.peers.project.budget import BUDGET, over_rate
 from idempotency import handles_own_idempotency
-from tenancy.authentication import TenancyAuthentication
-from tenancy.throttling import rate_budget
+from tenancy.drf_authentication import TenancyAuthentication
+from tenancy.rates.throttling import rate_budget
 
 
 class BudgetThrottle(BaseThrottle):

@@ -17,7 +17,7 @@ from django_mcpz.server import MCPServer
 
 from bench.peers.project.budget import BUDGET, over_rate, resolved
 from idempotency import handles_own_idempotency
-from tenancy.throttling import rate_budget
+from tenancy.rates.throttling import rate_budget
 
 
 def tenancy_auth(request: HttpRequest) -> HttpResponse | None:

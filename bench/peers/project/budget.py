@@ -7,7 +7,7 @@ from typing import Any, Final
 
 from django.conf import settings
 
-from tenancy.throttling import RateBudget, counted_usage
+from tenancy.rates.throttling import RateBudget, counted_usage
 
 
 def _rate(group: str, request: Any) -> str | None:

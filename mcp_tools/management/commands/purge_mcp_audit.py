@@ -1,6 +1,6 @@
-"""``manage.py purge_mcp_audit --older-than 90d``: apply the stored call audit's retention.
-
-Safe to run from cron on every replica at once (one DELETE of what is past the cutoff).
+"""``manage.py purge_mcp_audit [--older-than 90d]``: an alias of
+``purge_expired --table mcp_tools_call_audit``, with the age given here in place of
+``MCP_TOOLS_AUDIT_RETENTION_DAYS``. Safe from cron on every replica at once.
 """
 
 from __future__ import annotations
@@ -11,7 +11,7 @@ from typing import Any, Final
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from mcp_tools.observability.audit import purge
+from mcp_tools.management import expiring, retention
 
 _AGE: Final = re.compile(r"^([0-9]+)([smhd])$")
 _UNITS: Final = {"s": "seconds", "m": "minutes", "h": "hours", "d": "days"}
@@ -30,13 +30,18 @@ def parse_age(text: str) -> dt.timedelta:
 
 
 class Command(BaseCommand):
-    help = "Delete stored call audit rows older than --older-than (e.g. 90d)."
+    help = "Delete stored call audit rows older than --older-than (e.g. 90d; default: the setting)."
 
     def add_arguments(self, parser: CommandParser) -> None:
         parser.add_argument(
-            "--older-than", required=True, help="age past which rows go: 90d, 12h, 30m, 45s"
+            "--older-than",
+            default=None,
+            help="age past which rows go: 90d, 12h, 30m, 45s (default: the setting)",
         )
 
     def handle(self, *args: Any, **options: Any) -> None:
-        deleted = purge(older_than=parse_age(options["older_than"]))
-        self.stdout.write(f"purged {deleted} call audit row(s)")
+        entry = retention.get("mcp_tools_call_audit")
+        if options["older_than"] is not None:
+            age = parse_age(options["older_than"])
+            entry = retention.with_age(entry, age, lambda now: expiring.audit_rows(now - age))
+        self.stdout.write(retention.sweep(entry).line())

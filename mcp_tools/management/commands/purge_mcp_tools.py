@@ -1,10 +1,10 @@
-"""``manage.py purge_mcp_tools``: delete expired tasks, redeemed request states,
-server-to-client requests past their expiry and old change rows of ``subscriptions/listen``
-(``mcp_tools.notifications``), and recover tasks whose worker was lost (queued again or
-failed, per the tool's ``task_retry``).
+"""``manage.py purge_mcp_tools``: an alias of ``purge_expired`` for mcp_tools' per-call tables
+(expired tasks, redeemed request states, client requests past expiry, old change rows and stale
+listeners), plus the recovery of tasks whose worker was lost (queued again or failed, per the
+tool's ``task_retry``).
 
-Safe to run from cron on every replica at once (each statement deletes what has expired; a
-lost task is recovered by exactly one conditional update).
+Safe from cron on every replica at once (the sweep's batches skip each other's rows; a lost task
+is recovered by exactly one conditional update).
 """
 
 from __future__ import annotations
@@ -13,25 +13,23 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from mcp_tools import mailbox, notifications
 from mcp_tools import tasks as mcp_tasks
-from mcp_tools.requeststate import purge_expired
+from mcp_tools.management import retention
+
+TABLES = (
+    "mcp_tools_task",
+    "mcp_tools_request_state_redemption",
+    "mcp_tools_client_request",
+    "mcp_tools_change_event",
+    "mcp_tools_listener",
+)
 
 
 class Command(BaseCommand):
-    help = (
-        "Delete MCP tasks past their retention, request-state redemptions and client "
-        "requests past expiry."
-    )
+    help = "purge_expired --table for each of mcp_tools' per-call tables; recover lost tasks."
 
     def handle(self, *args: Any, **options: Any) -> None:
-        tasks = mcp_tasks.store.purge_expired()
-        states = purge_expired()
-        asked = mailbox.purge_expired()
+        for table in TABLES:
+            self.stdout.write(retention.sweep(retention.get(table)).line())
         lost = mcp_tasks.store.reap_lapsed(limit=10_000)
-        changes = notifications.purge_expired()
-        self.stdout.write(
-            f"purged {tasks} task(s), {states} request state redemption(s), "
-            f"{asked} client request(s), {changes} change event(s); "
-            f"recovered {lost} task(s) whose worker was lost"
-        )
+        self.stdout.write(f"recovered {lost} task(s) whose worker was lost")

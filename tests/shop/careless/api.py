@@ -2,7 +2,7 @@
 ``drf_tool``)."""
 
 from rest_framework import serializers, viewsets
-from tenancy.authentication import TenancyAuthentication
+from tenancy.drf_authentication import TenancyAuthentication
 from tenancy.permissions import IsTenantMember
 
 from catalog.models import Product

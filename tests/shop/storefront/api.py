@@ -5,7 +5,7 @@ from typing import Any
 
 from rest_framework import filters, pagination, permissions, serializers, viewsets
 from tenancy import evaluate
-from tenancy.authentication import TenancyAuthentication
+from tenancy.drf_authentication import TenancyAuthentication
 from tenancy.permissions import IsTenantMember
 
 from catalog.mcp import EDIT_CATALOG

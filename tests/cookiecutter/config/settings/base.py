@@ -205,7 +205,7 @@ TENANCY_MEMBERSHIP_MODEL = "orgs.Membership"
 TENANCY_ROLES = "harbor.orgs.roles.ROLES"
 # Cluck's tokens (ck_…) on the project's API too; any position works.
 REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"] = [
-    "tenancy.authentication.TenancyAuthentication",
+    "tenancy.drf_authentication.TenancyAuthentication",
     *REST_FRAMEWORK["DEFAULT_AUTHENTICATION_CLASSES"],
 ]
 # OAuth sign-in for MCP clients; people sign in on allauth's page (LOGIN_URL, unchanged).

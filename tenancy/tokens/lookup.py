@@ -6,7 +6,7 @@ depends only on the models, so it is built once per database alias. The data is 
 fresh from the database on every call: the cache holds SQL, never rows.
 
 On PostgreSQL the same statement can also count the caller's request on tenancy's rate
-counter table (``tenancy.throttling.PendingCount``): a data-modifying ``WITH`` upserts the
+counter table (``tenancy.rates.throttling.PendingCount``): a data-modifying ``WITH`` upserts the
 counter row, so the count costs no round trip of its own. The counter's key needs the
 membership id, which never changes for a token: it is remembered per token digest after the
 first check, and that first request is counted separately. The upsert only counts a token
@@ -63,7 +63,7 @@ class _Plan:
 
 
 class CountingCheck(Protocol):
-    """What the check needs of a count it carries (``tenancy.throttling.PendingCount``)."""
+    """What the check needs of a count it carries (``tenancy.rates.throttling.PendingCount``)."""
 
     value: int | None
 

@@ -2,6 +2,8 @@
 
 A token is ``ck_pat_<43 url-safe chars>`` (personal) or ``ck_ses_<...>`` (login session): a
 recognisable prefix for secret scanners plus 256 random bits. Only the SHA-256 digest is stored.
+The package holds the rest of a token's life: ``lookup`` (the one-statement read behind the
+check) and ``credentials`` (every bearer kind a request may carry, and the verifiers of others).
 """
 
 from __future__ import annotations
@@ -11,7 +13,6 @@ import re
 import secrets
 from datetime import datetime, timedelta
 
-from django.db import transaction
 from django.utils import timezone
 
 from tenancy import conf
@@ -21,9 +22,8 @@ from tenancy.exceptions import (
     CredentialsSupersededError,
     TenantSuspendedError,
 )
-from tenancy.lookup import CountingCheck, fetch_token
-from tenancy.members import get_membership_model
 from tenancy.models import AbstractMembership, AccessToken
+from tenancy.tokens.lookup import CountingCheck, fetch_token
 
 PREFIXES = {AccessToken.Kind.PERSONAL: "ck_pat_", AccessToken.Kind.SESSION: "ck_ses_"}
 _TOKEN_RE = re.compile(r"^ck_(pat|ses)_[A-Za-z0-9_-]{43}$")
@@ -75,7 +75,7 @@ def check_token(raw: str, *, count: CountingCheck | None = None) -> AccessToken:
 
     One fresh, uncached read of token + membership + user + tenant: role changes, password
     changes, suspension and revocation take effect on the very next request. ``count``: a
-    rate count the read may carry (``tenancy.lookup.fetch_token``).
+    rate count the read may carry (``tenancy.tokens.lookup.fetch_token``).
     """
     if not looks_like_token(raw):
         raise AuthenticationFailedError()
@@ -156,14 +156,3 @@ def revoke_token(token: AccessToken) -> None:
             revoked_at=timezone.now()
         )
         token.refresh_from_db(fields=["revoked_at"])
-
-
-@transaction.atomic
-def bump_credential_epoch(membership: AbstractMembership) -> None:
-    """Invalidate every token issued for ``membership`` so far."""
-    from django.db.models import F
-
-    get_membership_model()._default_manager.filter(pk=membership.pk).update(
-        credential_epoch=F("credential_epoch") + 1
-    )
-    membership.refresh_from_db(fields=["credential_epoch"])

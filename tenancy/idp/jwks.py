@@ -1,4 +1,4 @@
-"""The external issuer's signing keys (``tenancy.external_jwt``): fetched, cached, rotated.
+"""The external issuer's signing keys (``tenancy.idp.external_jwt``): fetched, cached, rotated.
 
 One key set per process, per issuer (its JWKS URL configured or discovered). **No request ever
 waits on the issuer**: a request is answered from the set held now, and when that set is stale
@@ -41,7 +41,7 @@ from joserfc.jwk import KeySet
 from tenancy.exceptions import SigningKeysUnavailableError
 
 if TYPE_CHECKING:
-    from tenancy.external_jwt import Settings
+    from tenancy.idp.external_jwt import Settings
 
 logger = logging.getLogger("tenancy.security")
 
