@@ -45,7 +45,7 @@ def _not_sent_to_login(response: Any) -> None:
 
 
 @mutation(
-    "mcp_tools/views.py",
+    "mcp_tools/serving/views.py",
     find="@login_not_required\n@handles_own_transactions  # async",
     replace="@handles_own_transactions  # async",
 )

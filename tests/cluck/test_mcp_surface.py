@@ -18,7 +18,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from cluck.models import DailyEntry, EggGrade, Flock
-from mcp_tools.taskrunner import runner
+from mcp_tools.tasks.engine import runner
 from tests.cluck.mcp_helpers import Tools, demo_bearer, sunrise
 from tests.mutations import mutation
 from tests.tool_errors import tool_error

@@ -24,7 +24,7 @@ from urllib.parse import urlsplit
 
 import psycopg
 import pytest
-from mcp_tools.test import ERAS
+from mcp_tools.testing.client import ERAS
 
 from tests.careless import seen_only
 from tests.existing.harness import PROJECT, Tracker, copy_tracker, orm, seed
@@ -78,7 +78,7 @@ print("HOST=" + json.dumps({
 # The careless read through the in-process test client, in each era.
 IN_PROCESS = """
 import json
-from mcp_tools.test import ERAS, MCPClient
+from mcp_tools.testing.client import ERAS, MCPClient
 user = User.objects.get(email="ada@acme.example")
 acme = Organization.objects.get(slug="acme")
 seen = {

@@ -5,7 +5,8 @@ docs/new-project.md step 12). A copy of it, with the careless tools of ``tests/s
 added, is migrated from zero on a fresh PostgreSQL database as the test run's user (a
 superuser: the role switch is what makes the policies hold), and two stores' owners call the
 careless tools over ``/mcp`` served by uvicorn in both eras, through ``manage.py mcp_call`` and
-through ``mcp_tools.test.MCPClient``. The project's own code (``manage.py shell``) still sees
+through ``mcp_tools.testing.client.MCPClient``. The project's own code (``manage.py shell``) still
+sees
 both stores. The shop's own pytest suite passes on PostgreSQL with row-level security on.
 """
 
@@ -19,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from mcp_tools.test import ERAS
+from mcp_tools.testing.client import ERAS
 
 from tests.careless import seen_only
 from tests.mutations import mutation
@@ -54,7 +55,7 @@ IN_PROCESS = """
 import json
 from django.contrib.auth import get_user_model
 from catalog.models import Store
-from mcp_tools.test import ERAS, MCPClient
+from mcp_tools.testing.client import ERAS, MCPClient
 user = get_user_model().objects.get(email="owner@main.example")
 seen = {
     era: MCPClient(user=user, tenant=Store.objects.get(code="main"), era=era)
@@ -265,7 +266,7 @@ def test_the_shops_own_suite_passes_on_postgresql_under_row_level_security(
         shop = Shop(copy_project(tmp_path), env=env)
         output = shop.run(
             ["python", "-m", "pytest", "catalog/tests.py", "--ds=shop.settings",
-             "-p", "mcp_tools.pytest_plugin", "-p", "no:cacheprovider", "-q"],
+             "-p", "mcp_tools.testing.pytest_plugin", "-p", "no:cacheprovider", "-q"],
             timeout=300,
         )  # fmt: skip
         assert " passed" in output and "failed" not in output, output

@@ -1,6 +1,6 @@
 """``manage.py purge_mcp_tools``: delete expired tasks, redeemed request states,
 server-to-client requests past their expiry and old change rows of ``subscriptions/listen``
-(``mcp_tools.notifications``), and recover tasks whose worker was lost (queued again or
+(``mcp_tools.subscriptions.bus``), and recover tasks whose worker was lost (queued again or
 failed, per the tool's ``task_retry``).
 
 Safe to run from cron on every replica at once (each statement deletes what has expired; a
@@ -13,9 +13,10 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from mcp_tools import mailbox, notifications
-from mcp_tools import tasks as mcp_tasks
-from mcp_tools.requeststate import purge_expired
+from mcp_tools.asking import mailbox
+from mcp_tools.asking.requeststate import purge_expired
+from mcp_tools.subscriptions import bus as notifications
+from mcp_tools.tasks import run as mcp_tasks
 
 
 class Command(BaseCommand):

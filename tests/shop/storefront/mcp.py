@@ -1,6 +1,6 @@
 """Two actions of the product API as MCP tools, next to catalog/mcp.py's hand-written ones."""
 
-from mcp_tools.drf import drf_tool
+from mcp_tools.contrib.drf import drf_tool
 
 from storefront.api import ProductViewSet
 

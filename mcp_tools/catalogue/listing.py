@@ -1,0 +1,101 @@
+"""Prepared, paged ``*/list`` results (resources, resource templates, prompts).
+
+The same discipline as the tool pages in ``mcp_tools.catalogue.surfaces``: built once per role at
+start-up, every page pre-serialized for every protocol revision through the SDK's sieve, and
+cursors that are opaque values derived from the listing's digest (which covers the method, the
+role, the definitions and the page size). A cursor from another listing, another role or an
+older deployment is not in the table (-32602).
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any, Final
+
+from mcp_types import SERVER_INFO_META_KEY
+from mcp_types import methods as wire_methods
+from mcp_types.version import KNOWN_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
+
+from mcp_tools.rpc import jsonrpc as _jsonrpc
+
+# Lists vary by authorization: never shared between callers, stale at once (role changes).
+LIST_TTL_MS: Final = 0
+CACHE_SCOPE: Final = "private"
+
+
+@dataclass(frozen=True)
+class Listing:
+    """One role's prepared pages of one ``*/list`` method."""
+
+    method: str
+    digest: str
+    pages: Mapping[str, tuple[bytes, ...]] = field(default_factory=dict)
+    cursors: Mapping[str, int] = field(default_factory=dict)
+
+    def page(self, version: str, cursor: str | None) -> bytes | None:
+        """The serialized result for ``cursor`` (``None``: first page); ``None`` if foreign."""
+        index = 0 if cursor is None else self.cursors.get(cursor)
+        if index is None or version not in self.pages:
+            return None
+        return self.pages[version][index]
+
+
+def modern_envelope(result: dict[str, Any], server_info: Mapping[str, Any]) -> dict[str, Any]:
+    """A 2026-07-28 result: ``resultType`` and the server info in ``_meta`` (the one envelope:
+    prepared pages, ``server/discover`` and every reply of the modern era)."""
+    meta = {**result.get("_meta", {}), SERVER_INFO_META_KEY: dict(server_info)}
+    return {**result, "resultType": result.get("resultType", "complete"), "_meta": meta}
+
+
+def _cursor(digest: str, index: int) -> str:
+    raw = hashlib.sha256(f"{digest}:{index}".encode()).digest()[:18]
+    return "mcpl1." + base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+
+def prepare(
+    method: str,
+    key: str,
+    definitions: Sequence[dict[str, Any]],
+    *,
+    scope: str,
+    page_size: int,
+    server_info: Mapping[str, Any],
+) -> Listing:
+    """Pages of ``{key: [...definitions]}`` for ``method``, for every protocol revision.
+
+    Raises:
+        pydantic.ValidationError: a definition is not valid for a revision (a start-up error).
+    """
+    canonical = json.dumps(
+        [method, scope, page_size, list(definitions)], sort_keys=True, separators=(",", ":")
+    )
+    digest = hashlib.sha256(canonical.encode()).hexdigest()
+    chunks = [definitions[i : i + page_size] for i in range(0, len(definitions), page_size)]
+    chunks = chunks or [[]]
+    cursors = {_cursor(digest, index): index for index in range(1, len(chunks))}
+    by_index = {index: cursor for cursor, index in cursors.items()}
+    pages: dict[str, tuple[bytes, ...]] = {}
+    for version in KNOWN_PROTOCOL_VERSIONS:
+        serialized = []
+        for index, chunk in enumerate(chunks):
+            result: dict[str, Any] = {key: list(chunk)}
+            if index + 1 in by_index:
+                result["nextCursor"] = by_index[index + 1]
+            if version in MODERN_PROTOCOL_VERSIONS:
+                result = modern_envelope(
+                    {**result, "ttlMs": LIST_TTL_MS, "cacheScope": CACHE_SCOPE}, server_info
+                )
+            shaped = wire_methods.serialize_server_result(method, version, result)
+            serialized.append(_jsonrpc.dumps(shaped))
+        pages[version] = tuple(serialized)
+    return Listing(
+        method=method,
+        digest=digest,
+        pages=MappingProxyType(pages),
+        cursors=MappingProxyType(cursors),
+    )
