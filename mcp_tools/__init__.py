@@ -74,7 +74,7 @@ _MOVED: dict[str, str] = {
     "factories": "authoring.factories",
     "features": "catalogue.features",
     "icons": "authoring.icons",
-    "listing": "catalogue.listing",
+    "listing": "catalogue.paging",
     "mailbox": "asking.mailbox",
     "middleware": "serving.middleware",
     "notifications": "subscriptions.bus",

@@ -21,7 +21,7 @@ from __future__ import annotations
 from typing import Any
 
 from mcp_tools import conf, observability
-from mcp_tools.authoring.registry import IDEMPOTENCY_KEY_ALIAS, ToolSpec
+from mcp_tools.authoring.spec import IDEMPOTENCY_KEY_ALIAS, ToolSpec
 from mcp_tools.call.context import request_in_flight
 from mcp_tools.catalogue.surfaces import Catalogue, active_catalogue
 from mcp_tools.observability import audit

@@ -15,7 +15,7 @@ from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 
-from mcp_tools.authoring.registry import TOOL_NAME_RE, banned_parameter_type
+from mcp_tools.authoring.spec import TOOL_NAME_RE, banned_parameter_type
 from mcp_tools.call.context import CallContext
 from tenancy import Policy
 

@@ -32,7 +32,8 @@ from typing import Any, TypeVar
 from django.core.exceptions import ImproperlyConfigured
 from pydantic import BaseModel
 
-from mcp_tools.authoring.registry import TOOL_NAME_RE, ToolSpec, build_spec
+from mcp_tools.authoring.rules import build_spec
+from mcp_tools.authoring.spec import TOOL_NAME_RE, ToolSpec
 from mcp_tools.call.context import CallContext
 from tenancy import AUTHENTICATED, Policy
 

@@ -26,7 +26,8 @@ from typing import Any, TypeVar
 
 from django.core.exceptions import ImproperlyConfigured
 
-from mcp_tools.authoring.registry import TOOL_NAME_RE, _check_schema
+from mcp_tools.authoring.rules import _check_schema
+from mcp_tools.authoring.spec import TOOL_NAME_RE
 from mcp_tools.call.context import CallContext
 
 F = TypeVar("F", bound=Callable[..., Any])

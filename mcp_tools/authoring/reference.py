@@ -11,13 +11,14 @@ from typing import Any
 
 from mcp_tools.authoring.factories import FactoryRegistry, ToolFactorySpec, default_factories
 from mcp_tools.authoring.prompts import PromptRegistry, PromptSpec, default_prompts
-from mcp_tools.authoring.registry import Registry, ToolSpec, default_registry
+from mcp_tools.authoring.registry import Registry, default_registry
 from mcp_tools.authoring.resources import (
     ResourceRegistry,
     ResourceSpec,
     ResourceTemplateSpec,
     default_resources,
 )
+from mcp_tools.authoring.spec import ToolSpec
 
 HEADER = (
     "# MCP tool, resource and prompt reference\n\n"

@@ -32,7 +32,7 @@ from pydantic import BaseModel, ConfigDict, ValidationError, create_model
 from mcp_tools.authoring import definitions as d
 from mcp_tools.authoring import uritemplate
 from mcp_tools.authoring.icons import check_icons
-from mcp_tools.authoring.registry import _model_name
+from mcp_tools.authoring.rules import _model_name
 from mcp_tools.rpc import jsonrpc as _jsonrpc
 from tenancy import AUTHENTICATED, Policy
 

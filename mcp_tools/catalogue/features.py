@@ -3,7 +3,7 @@
 Built next to the tool surfaces (``mcp_tools.catalogue.surfaces.build_catalogue``) with the same
 policy
 decision (``tenancy.evaluate`` on a probe actor of the role) and the same paging discipline
-(``mcp_tools.catalogue.listing``). A request only looks things up.
+(``mcp_tools.catalogue.paging``). A request only looks things up.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ from typing import Any
 
 from mcp_tools.authoring.prompts import PromptRegistry, PromptSpec
 from mcp_tools.authoring.resources import ResourceRegistry, ResourceSpec, ResourceTemplateSpec
-from mcp_tools.catalogue import listing
+from mcp_tools.catalogue import paging
 from tenancy import Role
 
 
-def _empty_listing(method: str) -> listing.Listing:
-    return listing.Listing(method=method, digest="")
+def _empty_listing(method: str) -> paging.Listing:
+    return paging.Listing(method=method, digest="")
 
 
 @dataclass(frozen=True)
@@ -30,13 +30,11 @@ class FeatureSurface:
     resources: Mapping[str, ResourceSpec] = field(default_factory=dict)
     templates: tuple[ResourceTemplateSpec, ...] = ()
     prompts: Mapping[str, PromptSpec] = field(default_factory=dict)
-    resource_pages: listing.Listing = field(
-        default_factory=lambda: _empty_listing("resources/list")
-    )
-    template_pages: listing.Listing = field(
+    resource_pages: paging.Listing = field(default_factory=lambda: _empty_listing("resources/list"))
+    template_pages: paging.Listing = field(
         default_factory=lambda: _empty_listing("resources/templates/list")
     )
-    prompt_pages: listing.Listing = field(default_factory=lambda: _empty_listing("prompts/list"))
+    prompt_pages: paging.Listing = field(default_factory=lambda: _empty_listing("prompts/list"))
 
     def template_by_uri_template(self, uri_template: str) -> ResourceTemplateSpec | None:
         return next((t for t in self.templates if t.uri_template == uri_template), None)
@@ -60,7 +58,7 @@ def build_features(
         resources=MappingProxyType({r.uri: r for r in admitted_resources}),
         templates=tuple(admitted_templates),
         prompts=MappingProxyType({p.name: p for p in admitted_prompts}),
-        resource_pages=listing.prepare(
+        resource_pages=paging.prepare(
             "resources/list",
             "resources",
             [r.wire_definition() for r in admitted_resources],
@@ -68,7 +66,7 @@ def build_features(
             page_size=page_size,
             server_info=server_info,
         ),
-        template_pages=listing.prepare(
+        template_pages=paging.prepare(
             "resources/templates/list",
             "resourceTemplates",
             [t.wire_definition() for t in admitted_templates],
@@ -76,7 +74,7 @@ def build_features(
             page_size=page_size,
             server_info=server_info,
         ),
-        prompt_pages=listing.prepare(
+        prompt_pages=paging.prepare(
             "prompts/list",
             "prompts",
             [p.wire_definition() for p in admitted_prompts],

@@ -7,15 +7,13 @@ or nobody's imagination is simply not in the surface's cursor table (-32602).
 
 from __future__ import annotations
 
-import base64
 import copy
 import functools
 import hashlib
 import json
-import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, Final
 
@@ -31,10 +29,12 @@ from mcp_tools.authoring.factories import FactoryRegistry, ToolFactorySpec, defa
 from mcp_tools.authoring.icons import check_icons
 from mcp_tools.authoring.prompts import PromptRegistry, default_prompts
 from mcp_tools.authoring.raw import RawRegistry, RawToolSpec, default_raw_tools, served_raw_tools
-from mcp_tools.authoring.registry import Registry, ToolSpec
+from mcp_tools.authoring.registry import Registry
 from mcp_tools.authoring.resources import ResourceRegistry, default_resources
+from mcp_tools.authoring.spec import ToolSpec
 from mcp_tools.catalogue.features import FeatureSurface, build_features
-from mcp_tools.catalogue.listing import CACHE_SCOPE, LIST_TTL_MS, modern_envelope
+from mcp_tools.catalogue.paging import cursor_table, page_result, pages_of
+from mcp_tools.eras.envelope import CACHE_SCOPE, LIST_TTL_MS, modern_envelope
 from mcp_tools.exceptions import UnknownSurfaceError
 from mcp_tools.rpc import jsonrpc as _jsonrpc
 from tenancy import Role, active_roles, evaluate_role
@@ -120,11 +120,6 @@ class Catalogue:
 
 def _canonical(value: Any) -> bytes:
     return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()
-
-
-def _cursor(surface_digest: str, index: int) -> str:
-    raw = hashlib.sha256(f"{surface_digest}:{index}".encode()).digest()[:18]
-    return CURSOR_PREFIX + base64.urlsafe_b64encode(raw).decode().rstrip("=")
 
 
 def _serialize(method: str, version: str, result: dict[str, Any]) -> bytes:
@@ -235,7 +230,7 @@ def build_catalogue(
         surface_digest = hashlib.sha256(
             f"{digest}:{page_size}:{role.label}:{','.join(names)}".encode()
         ).hexdigest()
-        pages, cursors, dynamic = _tool_pages(
+        pages, cursors, dynamic = tool_pages(
             names,
             definitions,
             page_size=page_size,
@@ -326,7 +321,7 @@ def build_catalogue(
     )
 
 
-def _tool_pages(
+def tool_pages(
     names: list[str],
     definitions: Mapping[str, dict[str, Any] | None],
     *,
@@ -349,21 +344,16 @@ def _tool_pages(
     from django.core.exceptions import ImproperlyConfigured
     from pydantic import ValidationError
 
-    chunks = [names[i : i + page_size] for i in range(0, len(names), page_size)] or [[]]
-    cursors = {_cursor(surface_digest, index): index for index in range(1, len(chunks))}
+    chunks = pages_of(names, page_size)
+    cursors = cursor_table(surface_digest, len(chunks), prefix=CURSOR_PREFIX)
     by_index = {index: cursor for cursor, index in cursors.items()}
     pages: dict[str, tuple[bytes, ...]] = {}
     dynamic: dict[str, dict[int, dict[str, Any]]] = {}
     for version in KNOWN_PROTOCOL_VERSIONS:
         serialized = []
         for index, chunk in enumerate(chunks):
-            result: dict[str, Any] = {"tools": [definitions[name] for name in chunk]}
-            if index + 1 in by_index:
-                result["nextCursor"] = by_index[index + 1]
-            if version in MODERN_PROTOCOL_VERSIONS:
-                result = modern_envelope(
-                    {**result, "ttlMs": LIST_TTL_MS, "cacheScope": CACHE_SCOPE}, dict(server_info)
-                )
+            tools = [definitions[name] for name in chunk]
+            result = page_result("tools", tools, by_index.get(index + 1), version, server_info)
             if any(definitions[name] is None or name in gated for name in chunk):
                 # A factory's definition is built per request: keep the page as a
                 # template, the factory's name where its definition goes.
@@ -385,65 +375,8 @@ def _tool_pages(
     )
 
 
-# Narrowed surfaces by (surface digest, switch state): one per state ever seen, not per tenant.
-_NARROWED_MAX: Final = 1024
-_narrowed: dict[tuple[str, Any], Surface] = {}
-
-
-def narrowed(
-    catalogue: Catalogue, surface: Surface, state: Any, admits: Callable[[Any], bool]
-) -> Surface:
-    """``surface`` without the tools ``admits`` refuses; built once per ``state`` (hashable:
-    what ``admits`` decides by) and kept, so a request pays a dict lookup.
-
-    The prepared surface stays as it is: this is the same surface with fewer tools, its
-    ``tools/list`` pages and cursors rebuilt for them (a cursor of the full listing is not one
-    of the narrowed listing's, and is refused like any foreign cursor).
-    """
-    key = (surface.digest, state)
-    found = _narrowed.get(key)
-    if found is not None:
-        return found
-    tools = {name: spec for name, spec in surface.tools.items() if admits(spec)}
-    raw_tools = {name: spec for name, spec in surface.raw_tools.items() if admits(spec)}
-    factories = {name: spec for name, spec in surface.factories.items() if admits(spec)}
-    definitions: dict[str, dict[str, Any] | None] = {
-        **{name: spec.wire_definition() for name, spec in tools.items()},
-        **{name: spec.wire_definition() for name, spec in raw_tools.items()},
-        **dict.fromkeys(factories),
-    }
-    names = sorted(definitions)
-    digest = hashlib.sha256(f"{surface.digest}:{','.join(names)}".encode()).hexdigest()
-    pages, cursors, dynamic = _tool_pages(
-        names,
-        definitions,
-        page_size=catalogue.page_size,
-        surface_digest=digest,
-        server_info=catalogue.server_info,
-        where=f"{surface.key.label} (narrowed)",
-        gated={
-            name
-            for name, spec in [*tools.items(), *raw_tools.items()]
-            if getattr(getattr(spec, "policy", None), "per_user", False)
-        },
-    )
-    built = replace(
-        surface,
-        digest=digest,
-        tools=MappingProxyType(tools),
-        raw_tools=MappingProxyType(raw_tools),
-        factories=MappingProxyType(factories),
-        pages=pages,
-        cursors=cursors,
-        dynamic_pages=dynamic,
-    )
-    if len(_narrowed) >= _NARROWED_MAX:
-        _narrowed.clear()
-    _narrowed[key] = built
-    return built
-
-
-_active: list[Catalogue] = []
+# The catalogue being served: the last one (tests stack theirs with ``activated``).
+active: list[Catalogue] = []
 
 
 def prepare(registry: Registry) -> Catalogue:
@@ -459,7 +392,7 @@ def prepare(registry: Registry) -> Catalogue:
         instructions=conf.get("INSTRUCTIONS"),
         server_icons=conf.get("SERVER_ICONS"),
     )
-    _active[:] = [catalogue]
+    active[:] = [catalogue]
     return catalogue
 
 
@@ -469,9 +402,9 @@ def active_catalogue() -> Catalogue:
     Raises:
         RuntimeError: the ``mcp_tools`` app has not been made ready (not in INSTALLED_APPS).
     """
-    if not _active:
+    if not active:
         raise RuntimeError("mcp_tools is not ready: add 'mcp_tools' to INSTALLED_APPS")
-    return _active[-1]
+    return active[-1]
 
 
 def surface_for(role: object) -> tuple[Catalogue, Surface]:
@@ -487,84 +420,8 @@ def surface_for(role: object) -> tuple[Catalogue, Surface]:
 @contextmanager
 def activated(catalogue: Catalogue) -> Iterator[Catalogue]:
     """Serve ``catalogue`` for the duration of the block (tests of paging and staleness)."""
-    _active.append(catalogue)
+    active.append(catalogue)
     try:
         yield catalogue
     finally:
-        _active.remove(catalogue)
-
-
-# --- a tenant's switches (mcp_tools.operator.switches): the caller's surface on this request
-# ----------
-# Here, beside the surfaces they narrow, so a call's route enters one module for "which
-# surface": the prepared one, narrowed by the caller's switches.
-
-# Resolved switches by caller, while MCP_TOOLS_TENANT_SWITCHES_CACHE_SECONDS lasts:
-# {(tenant, user, token, role, scopes): (monotonic expiry, switches)}. Bounded.
-_SWITCHES_CACHE_MAX: Final = 10_000
-_switches_cache: dict[tuple[Any, ...], tuple[float, Any]] = {}
-
-
-def resolve_switches(ctx: Any) -> Any:
-    """The caller's switches (``MCP_TOOLS_TENANT_SWITCHES``, a ``switches.Switches``);
-    ``None`` when nothing narrows."""
-    from django.utils.module_loading import import_string
-
-    path = conf.get("TENANT_SWITCHES")
-    if not path:
-        return None
-    switches = import_string(path)(ctx)
-    return switches if switches is not None and switches.narrows else None
-
-
-def narrow_by(catalogue: Catalogue, surface: Surface, switches: Any) -> Surface:
-    """``surface`` as ``switches`` leave it (itself when nothing narrows)."""
-    if switches is None:
-        return surface
-    return narrowed(catalogue, surface, switches, switches.admits)
-
-
-def _switches_key(ctx: Any) -> tuple[Any, ...]:
-    actor = ctx.actor
-    return (str(ctx.tenant_id), actor.user_id, actor.token_id, actor.role.label, actor.scopes)
-
-
-def forget_switches(tenant_key: str) -> None:
-    """Drop this process's cached switches of ``tenant_key`` (they just changed)."""
-    for key in [key for key in _switches_cache if key[0] == tenant_key]:
-        _switches_cache.pop(key, None)
-
-
-async def switched_surface(catalogue: Catalogue, surface: Surface, ctx: Any) -> Surface:
-    """The caller's surface on this request: asks the resolver (a worker thread: it may read
-    the database) only when one is configured, and, with
-    ``MCP_TOOLS_TENANT_SWITCHES_CACHE_SECONDS``, at most that often per caller and process."""
-    if not conf.get("TENANT_SWITCHES"):
-        return surface
-    from asgiref.sync import sync_to_async
-
-    ttl = float(conf.get("TENANT_SWITCHES_CACHE_SECONDS"))
-    if ttl <= 0:
-        return narrow_by(catalogue, surface, await sync_to_async(resolve_switches)(ctx))
-    key, now = _switches_key(ctx), time.monotonic()
-    cached = _switches_cache.get(key)
-    if cached is not None and cached[0] > now:
-        return narrow_by(catalogue, surface, cached[1])
-    switches = await sync_to_async(resolve_switches)(ctx)
-    if len(_switches_cache) >= _SWITCHES_CACHE_MAX:
-        _switches_cache.clear()
-    _switches_cache[key] = (now + ttl, switches)
-    return narrow_by(catalogue, surface, switches)
-
-
-async def caller_surface(ctx: Any, *, switched: bool) -> tuple[Catalogue, Surface]:
-    """The active catalogue and the caller's surface on this request: the prepared one for
-    ``ctx.role``, narrowed by the caller's switches when ``switched`` (tools/list, tools/call).
-
-    Raises:
-        UnknownSurfaceError: the role has no prepared surface.
-    """
-    catalogue, surface = surface_for(ctx.role)
-    if switched:
-        surface = await switched_surface(catalogue, surface, ctx)
-    return catalogue, surface
+        active.remove(catalogue)

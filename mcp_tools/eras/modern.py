@@ -29,11 +29,11 @@ from mcp.shared.inbound import (
 from mcp_types import CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY
 from mcp_types.jsonrpc import HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY
 
-from mcp_tools.authoring.registry import ToolSpec
+from mcp_tools.authoring.spec import ToolSpec
 from mcp_tools.call.exchange import LOG_LEVELS, Exchange
-from mcp_tools.catalogue import listing
 from mcp_tools.catalogue.surfaces import TASKS_EXTENSION
 from mcp_tools.eras import Era
+from mcp_tools.eras.envelope import CACHE_SCOPE, LIST_TTL_MS, modern_envelope
 from mcp_tools.execution import runner
 from mcp_tools.methods import features, lifecycle, subscriptions, tasks, tools
 from mcp_tools.rpc import jsonrpc as _jsonrpc
@@ -64,11 +64,9 @@ class Modern(Era):
     tasks_up_front = False
     cancelled_by_notification = False
     statuses = ERROR_CODE_HTTP_STATUS
-    cache_fields = MappingProxyType(
-        {"ttlMs": listing.LIST_TTL_MS, "cacheScope": listing.CACHE_SCOPE}
-    )
+    cache_fields = MappingProxyType({"ttlMs": LIST_TTL_MS, "cacheScope": CACHE_SCOPE})
     can_ask = True
-    envelope = staticmethod(listing.modern_envelope)
+    envelope = staticmethod(modern_envelope)
     methods = MappingProxyType(
         {
             "server/discover": (lifecycle.discover, True),

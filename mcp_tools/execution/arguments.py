@@ -10,7 +10,7 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from mcp_tools.authoring.registry import ToolSpec
+from mcp_tools.authoring.spec import ToolSpec
 from mcp_tools.codes import CODE_INVALID_ARGUMENTS
 from mcp_tools.execution.results import error_result
 from mcp_tools.rpc import jsonrpc as _jsonrpc

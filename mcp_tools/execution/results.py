@@ -18,7 +18,7 @@ from django.utils.module_loading import import_string
 from pydantic import BaseModel
 
 from mcp_tools import conf
-from mcp_tools.authoring.registry import REPLAYED_FIELD, ToolSpec
+from mcp_tools.authoring.spec import REPLAYED_FIELD, ToolSpec
 from mcp_tools.call.context import CallContext
 from mcp_tools.codes import (
     CODE_IN_PROGRESS,

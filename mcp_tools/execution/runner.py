@@ -17,7 +17,7 @@ from pydantic import BaseModel
 
 from mcp_tools.asking import requeststate
 from mcp_tools.authoring.factories import ToolFactorySpec
-from mcp_tools.authoring.registry import ToolSpec
+from mcp_tools.authoring.spec import ToolSpec
 from mcp_tools.call.context import CallContext
 from mcp_tools.call.exchange import (
     CallCancelled,

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from mcp_tools.authoring.registry import IDEMPOTENCY_KEY_FIELD, ToolSpec
+from mcp_tools.authoring.spec import IDEMPOTENCY_KEY_FIELD, ToolSpec
 from mcp_tools.call.context import CallContext
 
 if TYPE_CHECKING:

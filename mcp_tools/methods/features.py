@@ -22,7 +22,7 @@ from mcp_tools.asking import requeststate
 from mcp_tools.authoring.prompts import PromptSpec
 from mcp_tools.authoring.resources import ResourceSpec, ResourceTemplateSpec, contents_of
 from mcp_tools.call.context import CallContext
-from mcp_tools.catalogue import listing
+from mcp_tools.catalogue import paging
 from mcp_tools.catalogue.surfaces import Surface
 from mcp_tools.exceptions import ResourceNotFoundError
 from mcp_tools.execution import bounds, runner
@@ -57,7 +57,7 @@ async def handle(req: RpcRequest) -> Reply:
     """Resources, resource templates, prompts and completions (listings and reads)."""
     method, params, rid, era = req.message.method, req.params, req.rid, req.era
     if method in LIST_METHODS:
-        pages: listing.Listing = getattr(req.surface.features, LIST_METHODS[method])
+        pages: paging.Listing = getattr(req.surface.features, LIST_METHODS[method])
         cursor = params.get("cursor")
         page = (
             pages.page(era.version, cursor) if cursor is None or isinstance(cursor, str) else None

@@ -62,8 +62,8 @@ from mcp_tools.operator import scopes
 from mcp_tools.rpc import jsonrpc as _jsonrpc
 from mcp_tools.rpc.replies import Reply, error, render, result
 from mcp_tools.rpc.request import RpcRequest
-from mcp_tools.tasks import engine as taskrunner
-from mcp_tools.tasks.engine import runner
+from mcp_tools.tasks import engine
+from mcp_tools.tasks.engine import task_engine
 from mcp_tools.tasks.run import dispatch, owner_of, store
 from mcp_tools.tasks.store import Owner, TaskView
 
@@ -176,8 +176,8 @@ async def _update(req: RpcRequest) -> Reply:
     if not isinstance(responses, Mapping):
         return error(era, rid, INVALID_PARAMS, "inputResponses must be an object")
     owner = owner_of(ctx)
-    local = taskrunner.in_process()
-    if local and not runner.reserve():
+    local = engine.in_process()
+    if local and not task_engine.reserve():
         return error(
             era,
             rid,
@@ -193,14 +193,14 @@ async def _update(req: RpcRequest) -> Reply:
             if resume and view is not None:
                 dispatch(view.task_id)
             elif local:
-                runner.release()
+                task_engine.release()
             return view
 
     try:
         view = await sync_to_async(answer)()
     except BaseException:
         if local:
-            runner.release()
+            task_engine.release()
         raise
     if view is None:
         return error(era, rid, INVALID_PARAMS, "Unknown task", {"taskId": task_id})

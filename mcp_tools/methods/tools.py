@@ -26,7 +26,7 @@ from mcp_tools import conf, observability
 from mcp_tools.asking import mailbox, requeststate
 from mcp_tools.authoring import raw
 from mcp_tools.authoring.factories import ToolFactorySpec
-from mcp_tools.authoring.registry import ToolSpec
+from mcp_tools.authoring.spec import ToolSpec
 from mcp_tools.call import cancellation
 from mcp_tools.call.context import CallContext
 from mcp_tools.codes import CODE_INTERNAL

@@ -22,9 +22,9 @@ from pydantic import ValidationError
 
 from mcp_tools.call import context
 from mcp_tools.call.exchange import Exchange
-from mcp_tools.catalogue import surfaces
 from mcp_tools.codes import FORBIDDEN
 from mcp_tools.exceptions import CallContextRefusedError, UnknownSurfaceError
+from mcp_tools.operator import switches
 from mcp_tools.rpc import jsonrpc as _jsonrpc
 from mcp_tools.rpc.replies import Reply, error, render
 from mcp_tools.rpc.request import RpcRequest
@@ -76,7 +76,7 @@ async def serve(
         method = message.method
         try:
             # Tenant switches: discovery and calls see one (narrowed) surface.
-            catalogue, surface = await surfaces.caller_surface(
+            catalogue, surface = await switches.caller_surface(
                 ctx, switched=method in NARROWED_METHODS
             )
         except UnknownSurfaceError:

@@ -19,7 +19,7 @@
   through its lease, as on the engine, but only when some replica is left to run it).
 
 Either way a running task holds a lease in the store that a housekeeping thread of the running
-process renews every third of ``MCP_TOOLS_TASK_LEASE_SECONDS`` (``runner.holding``); a process
+process renews every third of ``MCP_TOOLS_TASK_LEASE_SECONDS`` (``task_engine.holding``); a process
 that dies stops renewing, and the store requeues or fails the task (``TaskStore.get``).
 """
 
@@ -82,7 +82,7 @@ def enqueue(job: Any, task_id: str) -> None:
         transaction.on_commit(lambda: configured.enqueue(task_id))
 
 
-class TaskRunner:
+class TaskEngine:
     """The in-process engine's pool, and the lease renewer of whatever process runs tasks."""
 
     def __init__(self) -> None:
@@ -177,4 +177,4 @@ class TaskRunner:
                 close_old_connections()
 
 
-runner = TaskRunner()
+task_engine = TaskEngine()

@@ -22,7 +22,7 @@ from mcp_types.jsonrpc import (
 )
 
 from mcp_tools import conf
-from mcp_tools.authoring.registry import ToolSpec
+from mcp_tools.authoring.spec import ToolSpec
 from mcp_tools.call.callers import CallerGoneError, KeptCaller, live_context, unauthenticated_error
 from mcp_tools.call.context import CallContext
 from mcp_tools.call.exchange import (
@@ -40,9 +40,8 @@ from mcp_tools.exceptions import UnknownSurfaceError
 from mcp_tools.execution.arguments import validate_arguments
 from mcp_tools.execution.results import error_result, internal_error_result
 from mcp_tools.execution.runner import run_tool
-from mcp_tools.tasks import engine as taskrunner
-from mcp_tools.tasks import run_task
-from mcp_tools.tasks.engine import runner
+from mcp_tools.tasks import engine, run_task
+from mcp_tools.tasks.engine import task_engine
 from mcp_tools.tasks.store import Owner, TaskStore, TaskView
 from tenancy import AuthenticationFailedError, evaluate, rls
 
@@ -53,7 +52,7 @@ CANCEL_CHECK_SECONDS: Final = 0.25
 
 def _requeue(task_id: str) -> bool:
     """The store's hook for a task queued again after its worker was lost."""
-    if taskrunner.in_process() and not runner.reserve():
+    if engine.in_process() and not task_engine.reserve():
         return False  # no slot here: the store records the task failed instead
     dispatch(task_id)
     return True
@@ -86,8 +85,8 @@ def create(
     ``idempotencyKey``), the ``answers`` gathered so far, the client's ``capabilities`` and
     whether it can answer input requests (``can_ask``).
     """
-    local = taskrunner.in_process()
-    if local and not runner.reserve():
+    local = engine.in_process()
+    if local and not task_engine.reserve():
         return None
     try:
         with transaction.atomic():
@@ -111,7 +110,7 @@ def create(
             dispatch(view.task_id)
     except BaseException:
         if local:
-            runner.release()
+            task_engine.release()
         raise
     return view
 
@@ -119,10 +118,10 @@ def create(
 def dispatch(task_id: str) -> None:
     """Hand ``task_id`` to the engine (inside the transaction committing it; an in-process
     slot is already reserved)."""
-    if taskrunner.in_process():
-        transaction.on_commit(lambda: runner.start(task_id, lambda: execute(task_id)))
+    if engine.in_process():
+        transaction.on_commit(lambda: task_engine.start(task_id, lambda: execute(task_id)))
     else:
-        taskrunner.enqueue(run_task, task_id)
+        engine.enqueue(run_task, task_id)
 
 
 class _Unavailable(Exception):
@@ -138,7 +137,7 @@ def execute(task_id: str) -> None:
     view = store.claim(task_id, lease_seconds=float(conf.get("TASK_LEASE_SECONDS")))
     if view is None:
         return
-    with runner.holding(task_id):
+    with task_engine.holding(task_id):
         try:
             spec, ctx, validated = _resolve(view)
         except _Unavailable as gone:

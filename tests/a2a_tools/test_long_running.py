@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from mcp_tools.models import TaskRecord
-from mcp_tools.tasks.engine import runner
+from mcp_tools.tasks.engine import task_engine
 from tests.a2a_tools.conftest import A2AClient, artifact_data, skill_message, task_error
 from tests.factories import MembershipFactory, bearer_for
 from tests.mcp_tools.conftest import McpClient
@@ -31,7 +31,7 @@ TERMINAL = ("TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED")
 def _tasks_finish_before_the_database_goes():
     yield
     deadline = time.monotonic() + 15
-    while runner.in_use and time.monotonic() < deadline:
+    while task_engine.in_use and time.monotonic() < deadline:
         TaskRecord.objects.filter(status="working").update(status="cancelled")
         time.sleep(0.05)
 

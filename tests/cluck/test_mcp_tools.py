@@ -273,7 +273,7 @@ def test_same_key_with_other_arguments_is_refused(owner: Tools) -> None:
 
 
 @mutation(
-    "mcp_tools/authoring/registry.py",
+    "mcp_tools/authoring/spec.py",
     find='return f"mcp:tool:{self.name}"',
     replace='return "mcp:tool"',
 )

@@ -48,12 +48,12 @@ def test_unknown_surface_keys_are_refused():
 
 
 @mutation(
-    "mcp_tools/catalogue/surfaces.py",
-    find="        if surface is None:\n            raise UnknownSurfaceError",
+    "mcp_tools/operator/switches.py",
+    find="    if surface is None:\n        raise UnknownSurfaceError",
     replace=(
-        "        if surface is None and self.surfaces:\n"
-        "            surface = max(self.surfaces.items(), key=lambda item: item[0].rank)[1]\n"
-        "        if surface is None:\n            raise UnknownSurfaceError"
+        "    if surface is None and catalogue.surfaces:\n"
+        "        surface = max(catalogue.surfaces.items(), key=lambda item: item[0].rank)[1]\n"
+        "    if surface is None:\n        raise UnknownSurfaceError"
     ),
 )
 @pytest.mark.django_db
@@ -168,11 +168,9 @@ def test_page_size_must_be_positive():
 
 
 @mutation(
-    "mcp_tools/catalogue/surfaces.py",
-    find="        if surface is None:\n            raise UnknownSurfaceError",
-    replace=(
-        "        if surface is None or not surface.tools:\n            raise UnknownSurfaceError"
-    ),
+    "mcp_tools/operator/switches.py",
+    find="    if surface is None:\n        raise UnknownSurfaceError",
+    replace="    if surface is None or not surface.tools:\n        raise UnknownSurfaceError",
 )
 @pytest.mark.django_db
 def test_a_role_no_tool_admits_lists_no_tools_and_calls_none(mcp_client):
@@ -201,12 +199,13 @@ def test_a_role_no_tool_admits_lists_no_tools_and_calls_none(mcp_client):
 
 
 @mutation(
-    "mcp_tools/catalogue/surfaces.py",
-    find="        if surface is None:\n            raise UnknownSurfaceError",
+    "mcp_tools/operator/switches.py",
+    find="    if surface is None:\n        raise UnknownSurfaceError",
     replace=(
-        '        if surface is None and getattr(key, "name", None) == "Denied":\n'
-        "            surface = self.surfaces.get(active_roles().effective([]))\n"
-        "        if surface is None:\n            raise UnknownSurfaceError"
+        '    if surface is None and getattr(role, "name", None) == "Denied":\n'
+        "        default = __import__('tenancy').active_roles().effective([])\n"
+        "        surface = catalogue.surfaces.get(default)\n"
+        "    if surface is None:\n        raise UnknownSurfaceError"
     ),
 )
 @pytest.mark.django_db

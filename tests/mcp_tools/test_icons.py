@@ -60,7 +60,7 @@ def _modern_result(client: McpClient, method: str) -> dict[str, Any]:
 
 
 @mutation(
-    "mcp_tools/authoring/registry.py",
+    "mcp_tools/authoring/spec.py",
     find='            definition["icons"] = [dict(icon) for icon in self.icons]\n',
     replace="            pass\n",
 )

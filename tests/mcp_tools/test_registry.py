@@ -16,12 +16,8 @@ from django.http import HttpRequest
 from pydantic import BaseModel, ConfigDict
 
 from mcp_tools import CallContext
-from mcp_tools.authoring.registry import (
-    IDEMPOTENCY_KEY_ALIAS,
-    Registry,
-    banned_parameter_type,
-    default_registry,
-)
+from mcp_tools.authoring.registry import Registry, default_registry
+from mcp_tools.authoring.spec import IDEMPOTENCY_KEY_ALIAS, banned_parameter_type
 from tenancy import ActorContext, RowScope, TenantContext
 from tests.mutations import Edit, mutation
 
@@ -112,7 +108,7 @@ BANNED = [
 
 
 @mutation(
-    "mcp_tools/authoring/registry.py",
+    "mcp_tools/authoring/spec.py",
     find="    from django.apps.registry import Apps\n",
     replace="    return ()\n    from django.apps.registry import Apps\n",
 )
@@ -312,7 +308,7 @@ def test_every_tool_declares_a_mirror_or_a_reason(spec):
 
 @mutation(
     Edit(
-        "mcp_tools/authoring/registry.py",
+        "mcp_tools/authoring/rules.py",
         find=(
             "            args_model = create_model(  # type: ignore[call-overload]\n"
             "                arg_model_name,\n"
@@ -323,7 +319,7 @@ def test_every_tool_declares_a_mirror_or_a_reason(spec):
         replace="            args_model = user_model\n",
     ),
     Edit(
-        "mcp_tools/authoring/registry.py",
+        "mcp_tools/authoring/rules.py",
         find=(
             "        if not read_only:\n"
             "            fields[IDEMPOTENCY_KEY_FIELD] = _idempotency_key_field()\n"
@@ -331,7 +327,7 @@ def test_every_tool_declares_a_mirror_or_a_reason(spec):
         replace="",
     ),
     Edit(
-        "mcp_tools/authoring/registry.py",
+        "mcp_tools/authoring/rules.py",
         find="    if not read_only and (\n        IDEMPOTENCY_KEY_ALIAS not in",
         replace="    if False and (\n        IDEMPOTENCY_KEY_ALIAS not in",
     ),
@@ -361,7 +357,7 @@ def test_a_declared_error_code_is_dotted_words_with_a_description(errors):
 
 
 @mutation(
-    "mcp_tools/authoring/registry.py",
+    "mcp_tools/authoring/spec.py",
     find="framework = FRAMEWORK_ERRORS + (() if self.read_only else WRITE_ERRORS)",
     replace="framework = FRAMEWORK_ERRORS",
 )

@@ -17,7 +17,7 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from mcp_tools.models import RequestStateRedemption, TaskRecord
-from mcp_tools.tasks.engine import runner
+from mcp_tools.tasks.engine import task_engine
 from tests.factories import MembershipFactory, bearer_for
 from tests.mcp_tools.conftest import HANDSHAKE, McpClient
 from tests.mutations import mutation
@@ -31,7 +31,7 @@ WITH_INPUT = {"elicitation": {}, **TASKS}
 def _tasks_finish_before_the_database_goes():
     yield
     deadline = time.monotonic() + 15
-    while runner.in_use and time.monotonic() < deadline:
+    while task_engine.in_use and time.monotonic() < deadline:
         TaskRecord.objects.filter(status="working").update(status="cancelled")
         time.sleep(0.05)
 

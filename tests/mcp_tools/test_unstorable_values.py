@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcp_tools.models import ClientDeclaration, TaskRecord
-from mcp_tools.tasks.engine import runner
+from mcp_tools.tasks.engine import task_engine
 from tests.mcp_tools.conftest import HANDSHAKE, MODERN, McpClient
 from tests.mutations import mutation
 
@@ -259,7 +259,7 @@ def owner(mcp_client: Any) -> Iterator[McpClient]:
     yield client
     # The tasks the fuzz started end before the test database is flushed.
     deadline = time.monotonic() + 15
-    while runner.in_use and time.monotonic() < deadline:
+    while task_engine.in_use and time.monotonic() < deadline:
         time.sleep(0.05)
 
 

@@ -63,7 +63,7 @@ def test_fingerprint_is_taken_after_canonicalisation(mcp_client):
 
 
 @mutation(
-    "mcp_tools/authoring/registry.py",
+    "mcp_tools/authoring/spec.py",
     find='return f"mcp:tool:{self.name}"',
     replace='return "mcp:tool"',
 )

@@ -15,17 +15,13 @@ import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from types import MappingProxyType
-from typing import Any, Final
+from typing import Any
 
-from mcp_types import SERVER_INFO_META_KEY
 from mcp_types import methods as wire_methods
 from mcp_types.version import KNOWN_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
+from mcp_tools.eras.envelope import CACHE_SCOPE, LIST_TTL_MS, modern_envelope
 from mcp_tools.rpc import jsonrpc as _jsonrpc
-
-# Lists vary by authorization: never shared between callers, stale at once (role changes).
-LIST_TTL_MS: Final = 0
-CACHE_SCOPE: Final = "private"
 
 
 @dataclass(frozen=True)
@@ -45,16 +41,39 @@ class Listing:
         return self.pages[version][index]
 
 
-def modern_envelope(result: dict[str, Any], server_info: Mapping[str, Any]) -> dict[str, Any]:
-    """A 2026-07-28 result: ``resultType`` and the server info in ``_meta`` (the one envelope:
-    prepared pages, ``server/discover`` and every reply of the modern era)."""
-    meta = {**result.get("_meta", {}), SERVER_INFO_META_KEY: dict(server_info)}
-    return {**result, "resultType": result.get("resultType", "complete"), "_meta": meta}
+def pages_of(items: Sequence[Any], page_size: int) -> list[Sequence[Any]]:
+    """``items`` cut into pages of ``page_size`` (one empty page for no items)."""
+    return [items[i : i + page_size] for i in range(0, len(items), page_size)] or [[]]
 
 
-def _cursor(digest: str, index: int) -> str:
-    raw = hashlib.sha256(f"{digest}:{index}".encode()).digest()[:18]
-    return "mcpl1." + base64.urlsafe_b64encode(raw).decode().rstrip("=")
+def cursor_table(digest: str, count: int, *, prefix: str) -> dict[str, int]:
+    """Opaque cursors of pages 1 … ``count - 1`` of the listing ``digest`` stands for: derived
+    from it, so a cursor of another listing, role or deployment is in no table."""
+
+    def cursor(index: int) -> str:
+        raw = hashlib.sha256(f"{digest}:{index}".encode()).digest()[:18]
+        return prefix + base64.urlsafe_b64encode(raw).decode().rstrip("=")
+
+    return {cursor(index): index for index in range(1, count)}
+
+
+def page_result(
+    key: str,
+    items: Sequence[Any],
+    next_cursor: str | None,
+    version: str,
+    server_info: Mapping[str, Any],
+) -> dict[str, Any]:
+    """One page's result before the revision's sieve: ``{key: items}``, its ``nextCursor``,
+    and in the 2026-07-28 era the envelope and the list's caching hints."""
+    result: dict[str, Any] = {key: list(items)}
+    if next_cursor is not None:
+        result["nextCursor"] = next_cursor
+    if version in MODERN_PROTOCOL_VERSIONS:
+        result = modern_envelope(
+            {**result, "ttlMs": LIST_TTL_MS, "cacheScope": CACHE_SCOPE}, server_info
+        )
+    return result
 
 
 def prepare(
@@ -75,21 +94,14 @@ def prepare(
         [method, scope, page_size, list(definitions)], sort_keys=True, separators=(",", ":")
     )
     digest = hashlib.sha256(canonical.encode()).hexdigest()
-    chunks = [definitions[i : i + page_size] for i in range(0, len(definitions), page_size)]
-    chunks = chunks or [[]]
-    cursors = {_cursor(digest, index): index for index in range(1, len(chunks))}
+    chunks = pages_of(definitions, page_size)
+    cursors = cursor_table(digest, len(chunks), prefix="mcpl1.")
     by_index = {index: cursor for cursor, index in cursors.items()}
     pages: dict[str, tuple[bytes, ...]] = {}
     for version in KNOWN_PROTOCOL_VERSIONS:
         serialized = []
         for index, chunk in enumerate(chunks):
-            result: dict[str, Any] = {key: list(chunk)}
-            if index + 1 in by_index:
-                result["nextCursor"] = by_index[index + 1]
-            if version in MODERN_PROTOCOL_VERSIONS:
-                result = modern_envelope(
-                    {**result, "ttlMs": LIST_TTL_MS, "cacheScope": CACHE_SCOPE}, server_info
-                )
+            result = page_result(key, chunk, by_index.get(index + 1), version, server_info)
             shaped = wire_methods.serialize_server_result(method, version, result)
             serialized.append(_jsonrpc.dumps(shaped))
         pages[version] = tuple(serialized)
