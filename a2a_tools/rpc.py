@@ -115,7 +115,8 @@ class Dispatcher:
         # The task SendMessage finished (stored by the view before the reply leaves): the
         # task, its skill, and whether it continues an input-required task.
         self._finished: tuple[dict[str, Any], ToolSpec | None, bool] | None = None
-        # The tenant's switches on this request (mcp_tools.switches; None: nothing narrows).
+        # The tenant's switches on this request (mcp_tools.operator.switches; None: nothing
+        # narrows).
         self.switches: switches.Switches | None = None
         # Ids read from the MCP task store in this request (long-running tasks).
         self._long_running: set[str] = set()
@@ -284,9 +285,8 @@ class Dispatcher:
             return {"task": shaped(task, history_length=history_length)}
         spec = visible_skill(self.surface, self.ctx, call.skill)
         if spec is not None and self.switches is not None and not self.switches.admits(spec):
-            spec = (
-                None  # switched off for this tenant: absent, as in tools/list (mcp_tools.switches)
-            )
+            # Switched off for this tenant: absent, as in tools/list (mcp_tools.operator.switches).
+            spec = None
         if spec is None:
             # Hidden and unknown skills are indistinguishable: absence is not a hint.
             raise invalid(f"Unknown skill: {call.skill}", skill=call.skill)

@@ -109,7 +109,7 @@ def _release_idle_connections() -> None:
     """Hand this thread's database connections back to the pool while the skill runs.
 
     The tool runs in a worker thread with a connection of its own; the one the token check
-    used would sit checked out, idle, for the whole call (as ``mcp_tools.asgi`` does before
+    used would sit checked out, idle, for the whole call (as ``mcp_tools.serving.asgi`` does before
     ``/mcp``). Under load those idle connections emptied the pool and tools waited for one
     (bench/a2a_bench.py: 8-way throughput −11 % → −3 % against ``/mcp``). Only a pooled
     connection is handed back (closing a persistent unpooled one would cost a reconnect), and

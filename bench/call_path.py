@@ -34,8 +34,8 @@ from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 PACKAGE = "mcp_tools"
-LEFT_OUT = ("mcp_tools.conf", "mcp_tools._jsonrpc", "mcp_tools.observability")
-START = "mcp_tools.views"
+LEFT_OUT = ("mcp_tools.conf", "mcp_tools.rpc.jsonrpc", "mcp_tools.observability")
+START = "mcp_tools.serving.views"
 _GENERATOR_FLAGS = 0x20 | 0x80 | 0x200  # CO_GENERATOR | CO_COROUTINE | CO_ASYNC_GENERATOR
 
 

@@ -14,7 +14,7 @@ from pydantic import BaseModel
 
 from cluck.urls import urlpatterns as project_patterns
 from idempotency import handles_own_idempotency
-from mcp_tools.views import RATE_BUDGET, rate_usage
+from mcp_tools.serving.views import RATE_BUDGET, rate_usage
 from tenancy.markers import counts_own_rate
 from tenancy.rates.throttling import rate_budget
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import os
 
-from mcp_tools.asgi import get_asgi_application
+from mcp_tools.serving.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "cluck.settings")
 application = get_asgi_application()

@@ -252,7 +252,7 @@ def run_uvicorn(sock: socket.socket) -> None:
         "cluck.asgi:application",
         lifespan="off",
         host=HOST,
-        http="mcp_tools.uvicorn_http:BoundedHttpToolsProtocol",
+        http="mcp_tools.serving.uvicorn_http:BoundedHttpToolsProtocol",
         # The client's address is tenancy's to find (TENANCY_TRUSTED_PROXIES): uvicorn would
         # otherwise take it from any loopback peer's X-Forwarded-For, one per request.
         proxy_headers=False,

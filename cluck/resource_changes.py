@@ -1,4 +1,5 @@
-"""What a farm change announces to ``subscriptions/listen`` streams (``mcp_tools.notifications``).
+"""What a farm change announces to ``subscriptions/listen`` streams
+(``mcp_tools.subscriptions.bus``).
 
 A daily entry recorded, re-recorded or submitted changes two of the farm's resources
 (``cluck.mcp.resources``): its flock's record card (its last entries) and its day's entries.
@@ -11,7 +12,7 @@ from __future__ import annotations
 import datetime as dt
 from typing import Any
 
-from mcp_tools.notifications import notify_resource_updated
+from mcp_tools.subscriptions.bus import notify_resource_updated
 
 
 def daily_entry_changed(*, farm: Any, flock_id: int, date: dt.date) -> None:

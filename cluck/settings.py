@@ -163,7 +163,7 @@ MCP_TOOLS_TASK_LEASE_SECONDS = float(os.environ.get("MCP_TOOLS_TASK_LEASE_SECOND
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "csp.middleware.CSPMiddleware",
-    "mcp_tools.middleware.BodyCapMiddleware",
+    "mcp_tools.serving.middleware.BodyCapMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
@@ -466,7 +466,7 @@ MCP_TOOLS_ERROR_TRANSLATOR = "cluck.mcp_errors.translate_domain_error"
 MCP_TOOLS_RATE = os.environ.get("MCP_TOOLS_RATE", "300/m")
 # A running task renews its lease; past it (its process was killed) the task reads as failed.
 MCP_TOOLS_TASK_LEASE_SECONDS = float(os.environ.get("MCP_TOOLS_TASK_LEASE_SECONDS", "60"))
-# Seconds a request body may take to arrive in full (mcp_tools.asgi answers 408 after).
+# Seconds a request body may take to arrive in full (mcp_tools.serving.asgi answers 408 after).
 MCP_TOOLS_BODY_READ_SECONDS = float(os.environ.get("MCP_TOOLS_BODY_READ_SECONDS", "30"))
 MCP_TOOLS_ALLOWED_ORIGINS = _env_list(
     "MCP_TOOLS_ALLOWED_ORIGINS",
@@ -484,7 +484,8 @@ MCP_TOOLS_CALL_LOG_EXTRA_FIELDS = _env_list("MCP_TOOLS_CALL_LOG_EXTRA_FIELDS", [
 # (/api/v1/mcp/switches/), and who may read the audit and set them.
 MCP_TOOLS_AUDIT = os.environ.get("MCP_TOOLS_AUDIT", "1") == "1"
 MCP_TOOLS_TENANT_SWITCHES = (
-    os.environ.get("MCP_TOOLS_TENANT_SWITCHES", "mcp_tools.switches.stored_switches") or None
+    os.environ.get("MCP_TOOLS_TENANT_SWITCHES", "mcp_tools.operator.switches.stored_switches")
+    or None
 )
 # A switch flipped over REST reaches every other process within this (its own at once).
 MCP_TOOLS_TENANT_SWITCHES_CACHE_SECONDS = float(

@@ -20,7 +20,7 @@ urlpatterns = [
     path("api/v1/", include("tenancy.urls")),
     path("api/v1/", include("cluck.api.urls")),
     # A tenant admin's MCP audit and switches (docs/operating.md)
-    path("api/v1/mcp/", include("mcp_tools.operator_urls")),
+    path("api/v1/mcp/", include("mcp_tools.operator.urls")),
     # Generated once per process, not per request (anyone may ask): cluck/schema_view.py
     path("api/schema/", CachedSchemaView.as_view(), name="api-schema"),
     # Swagger UI's initialiser as a file of its own (?script), not inline: the farm's CSP has no

@@ -9,7 +9,7 @@ from django.core import checks
 
 from mcp_tools import conf
 
-BODY_CAP_MIDDLEWARE = "mcp_tools.middleware.BodyCapMiddleware"
+BODY_CAP_MIDDLEWARE = "mcp_tools.serving.middleware.BodyCapMiddleware"
 TENANCY_MIDDLEWARE = "tenancy.middleware.TenancyMiddleware"
 IDEMPOTENCY_MIDDLEWARE = "idempotency.middleware.IdempotencyMiddleware"
 # The apps /mcp cannot serve without: (app, what it is needed for, check id).
@@ -43,7 +43,7 @@ def route_names(urlconf: str | None = None) -> set[str]:
 
 @checks.register(checks.Tags.urls)
 def check_mirrors(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
-    from mcp_tools.registry import default_registry
+    from mcp_tools.authoring.registry import default_registry
 
     known = route_names()
     errors: list[checks.CheckMessage] = []
@@ -126,12 +126,12 @@ def check_required_apps(app_configs: Any = None, **kwargs: Any) -> list[checks.C
     ]
 
 
-# Security: mcp_tools.asgi runs these before serving, so it refuses a broken catalogue too.
+# Security: mcp_tools.serving.asgi runs these before serving, so it refuses a broken catalogue too.
 @checks.register(checks.Tags.security)
 def check_catalogue(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     """``mcp_tools.E009``: a tool broke a registration rule and was left out, or the
     catalogue could not be prepared (nothing is served)."""
-    from mcp_tools.registry import default_registry
+    from mcp_tools.authoring.registry import default_registry
 
     return [
         checks.Error(
@@ -146,7 +146,7 @@ def check_catalogue(app_configs: Any = None, **kwargs: Any) -> list[checks.Check
 @checks.register(checks.Tags.urls)
 def check_endpoint_routed(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     """``mcp_tools.W003``: no URL serves the MCP endpoint."""
-    from mcp_tools.routing import mcp_path
+    from mcp_tools.serving.routing import mcp_path
 
     if mcp_path() is not None:
         return []
@@ -183,7 +183,7 @@ def check_server_name(app_configs: Any = None, **kwargs: Any) -> list[checks.Che
 @checks.register(checks.Tags.security)
 def check_raw_tools(app_configs: Any = None, **kwargs: Any) -> list[checks.CheckMessage]:
     """``mcp_tools.W001``: raw tools (no CallContext, no tenant) are being served."""
-    from mcp_tools.raw import served_raw_tools
+    from mcp_tools.authoring.raw import served_raw_tools
 
     return [
         checks.Warning(

@@ -19,7 +19,7 @@ LISTENER_LIMIT: Final = -32015
 
 # Mirrors LSP's RequestCancelled, as the SDK does: the handshake-era answer to a request
 # cancelled by notifications/cancelled whose POST is still open (its stream must end with a
-# response for its id; ``mcp_tools.cancellation``).
+# response for its id; ``mcp_tools.call.cancellation``).
 REQUEST_CANCELLED: Final = -32800
 
 CODE_INVALID_ARGUMENTS: Final = "Tool.InvalidArguments"
@@ -30,5 +30,6 @@ CODE_RESULT_NOT_MODEL: Final = "Tool.ResultNotModel"
 CODE_KEY_REUSED: Final = "Idempotency.KeyReused"
 CODE_IN_PROGRESS: Final = "Idempotency.InProgress"
 CODE_CAPABILITY_REQUIRED: Final = "Client.CapabilityRequired"
-# Over a tool's own rate or the tenant's budget (mcp_tools.switches); data.retryAfter: seconds.
+# Over a tool's own rate or the tenant's budget (mcp_tools.operator.switches); data.retryAfter:
+# seconds.
 CODE_RATE_LIMITED: Final = "Rate.Limited"

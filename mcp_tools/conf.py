@@ -26,7 +26,7 @@ DEFAULTS: dict[str, Any] = {
     # Every route without its own ``body_cap`` (REST, admin, ...). Django itself would buffer
     # up to DATA_UPLOAD_MAX_MEMORY_SIZE, and under ASGI spool any size to a temp file first.
     "DEFAULT_MAX_BODY_BYTES": 1024 * 1024,
-    # mcp_tools.asgi: the whole body must arrive within this many seconds of the request
+    # mcp_tools.serving.asgi: the whole body must arrive within this many seconds of the request
     # head (408 otherwise), so a client trickling bytes cannot hold a request thread's slot.
     "BODY_READ_SECONDS": 30.0,
     "MAX_JSON_DEPTH": 32,
@@ -52,10 +52,10 @@ DEFAULTS: dict[str, Any] = {
     "SERVER_NAME": None,
     "SERVER_VERSION": None,
     # serverInfo.icons: [{"src": "https://…/logo.png", "mimeType": "image/png", "sizes": [...],
-    # "theme": "light"}] (mcp_tools.icons checks them when the catalogue is built).
+    # "theme": "light"}] (mcp_tools.authoring.icons checks them when the catalogue is built).
     "SERVER_ICONS": None,
     "INSTRUCTIONS": None,
-    # mcp_tools.asgi: threads serving requests' synchronous middleware (one per request).
+    # mcp_tools.serving.asgi: threads serving requests' synchronous middleware (one per request).
     "REQUEST_THREADS": 32,
     # Input requests (2026-07-28): how long a request state may be echoed back.
     "REQUEST_STATE_TTL_SECONDS": 600,
@@ -72,7 +72,7 @@ DEFAULTS: dict[str, Any] = {
     "TASK_TTL_SECONDS": 3600,
     "TASK_POLL_INTERVAL_MS": 500,
     "TASK_LEASE_SECONDS": 60.0,
-    # What runs tasks (mcp_tools.taskrunner): "django_tasks" (Django's tasks framework, on the
+    # What runs tasks (mcp_tools.tasks.engine): "django_tasks" (Django's tasks framework, on the
     # TASKS backend TASK_BACKEND, queue TASK_QUEUE) or "in_process" (threads of the web
     # process; development only).
     "TASK_ENGINE": "django_tasks",
@@ -88,7 +88,7 @@ DEFAULTS: dict[str, Any] = {
     # without scopes (a personal token) is decided by its role alone.
     "READ_SCOPE": "mcp:read",
     "WRITE_SCOPE": "mcp:write",
-    # --- subscriptions/listen (2026-07-28; mcp_tools.notifications, docs/mcp_tools.md) ---
+    # --- subscriptions/listen (2026-07-28; mcp_tools.subscriptions.bus, docs/mcp_tools.md) ---
     # Off: the method is -32601 and the 2026-07-28 capabilities declare no change
     # notifications. On: a client listens on one SSE stream (ASGI only).
     "SUBSCRIPTIONS": False,
@@ -134,7 +134,8 @@ DEFAULTS: dict[str, Any] = {
     # Audit rows are kept this long (manage.py purge_expired deletes older ones).
     "AUDIT_RETENTION_DAYS": 90,
     # Dotted path to ``callable(ctx) -> Switches | None``: a tenant's (and credential's) allowed
-    # tools per request (mcp_tools.switches); "mcp_tools.switches.stored_switches" reads the
+    # tools per request (mcp_tools.operator.switches);
+    # "mcp_tools.operator.switches.stored_switches" reads the
     # switches tenant admins set over REST. None: no switches.
     "TENANT_SWITCHES": None,
     # Each process keeps a caller's resolved switches this long (0: asks on every request). A

@@ -40,7 +40,8 @@ class TaskRecord(models.Model):
     """One long-running operation, owned by one actor of one tenant.
 
     Protocol-neutral: ``operation`` names the work (an MCP tool, also behind an A2A skill),
-    ``result`` and ``error`` are MCP's JSON, and each protocol's projection (``mcp_tools.tasks``,
+    ``result`` and ``error`` are MCP's JSON, and each protocol's projection
+    (``mcp_tools.methods.tasks``,
     ``a2a_tools.rpc.task_from_view``) turns a row into its wire shapes.
     """
 
@@ -151,7 +152,7 @@ class CallAudit(models.Model):
 
 
 class TenantSwitches(models.Model):
-    """A tenant's MCP switches, as its admins set them (``mcp_tools.switches``).
+    """A tenant's MCP switches, as its admins set them (``mcp_tools.operator.switches``).
 
     ``read_only``: every write tool is hidden and refused; ``disabled_tools``: these tool names
     are hidden and refused. One row per tenant, created on the first change.
@@ -170,7 +171,7 @@ class TenantSwitches(models.Model):
 class ClientRequest(models.Model):
     """A request the server sent a client on a ``tools/call`` response stream (2025-11-25),
     waiting for the client's answer, which arrives as a separate POST on any replica
-    (``mcp_tools.mailbox``). Bound to the tenant, the member, the tool and the call's id;
+    (``mcp_tools.asking.mailbox``). Bound to the tenant, the member, the tool and the call's id;
     answered once."""
 
     request_id = models.CharField(max_length=64, primary_key=True)
@@ -207,7 +208,7 @@ class ClientDeclaration(models.Model):
 
 
 class ChangeEvent(models.Model):
-    """One change a ``subscriptions/listen`` stream may announce (``mcp_tools.notifications``).
+    """One change a ``subscriptions/listen`` stream may announce (``mcp_tools.subscriptions.bus``).
 
     Written by whichever replica saw the change, read by every replica's poller, so a listener
     hears it wherever its stream is open. ``tenant_key`` empty: a change for every tenant (a

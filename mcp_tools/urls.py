@@ -8,8 +8,8 @@ routes first, so the documents it serves win and only the rest land here.
 
 from django.urls import path, re_path
 
-from mcp_tools.server_card import server_card_view
-from mcp_tools.views import mcp_view, oauth_not_offered, protected_resource_metadata
+from mcp_tools.serving.server_card import server_card_view
+from mcp_tools.serving.views import mcp_view, oauth_not_offered, protected_resource_metadata
 
 urlpatterns = [
     path("mcp", mcp_view, name="mcp"),

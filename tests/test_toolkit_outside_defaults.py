@@ -15,8 +15,8 @@ from django_ratelimit.checks import check_caches
 from rest_framework.test import APIClient
 
 from mcp_tools import CallContext
-from mcp_tools.reference import render_tool
-from mcp_tools.registry import Registry
+from mcp_tools.authoring.reference import render_tool
+from mcp_tools.authoring.registry import Registry
 from tenancy.conf import install_counter_cache_default
 from tests.mutations import mutation
 
@@ -79,7 +79,7 @@ def test_login_over_its_rate_is_429_whatever_the_exception_handler(handler: str)
 
 
 @mutation(
-    "mcp_tools/reference.py",
+    "mcp_tools/authoring/reference.py",
     find="    elif spec.mirrors_no_route:  # mirrors= is optional: a tool may declare neither\n",
     replace="    else:\n",
 )

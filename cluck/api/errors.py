@@ -142,7 +142,7 @@ _API_PROBLEMS: dict[int, tuple[str, str]] = {
 def _json_error_page(request: Any, status: int) -> Any:
     """The error page in the endpoint's own shape: JSON-RPC for ``/mcp``, problem JSON under
     ``/api/``; ``None`` elsewhere (the admin keeps Django's HTML pages)."""
-    from mcp_tools.error_pages import RETRY_AFTER_SECONDS, mcp_error_page, outage_status
+    from mcp_tools.serving.error_pages import RETRY_AFTER_SECONDS, mcp_error_page, outage_status
     from tenancy.problems import problem_response
 
     page = mcp_error_page(request, status)
@@ -183,7 +183,7 @@ def server_error_view(request: Any) -> Any:
     """``handler500``: 503 with ``Retry-After`` when the database cannot be reached."""
     from django.views.defaults import server_error
 
-    from mcp_tools.error_pages import RETRY_AFTER_SECONDS, outage_status
+    from mcp_tools.serving.error_pages import RETRY_AFTER_SECONDS, outage_status
 
     page = _json_error_page(request, 500)
     if page is not None:

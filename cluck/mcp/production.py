@@ -38,7 +38,7 @@ from cluck.selectors import grades as grade_selectors
 from cluck.selectors import stock as stock_selectors
 from cluck.services import daily_entries as entry_services
 from mcp_tools import CallContext, ToolError, tool
-from mcp_tools.drf import drf_tool
+from mcp_tools.contrib.drf import drf_tool
 
 # --- flocks ----------------------------------------------------------------------------------
 

@@ -23,7 +23,7 @@ from cluck.mcp.resources import (
 )
 from cluck.selectors import flocks as flock_selectors
 from mcp_tools import CallContext, ToolError, prompt
-from mcp_tools.prompts import user
+from mcp_tools.authoring.prompts import user
 
 
 def complete_flock_names(ctx: CallContext, value: str, arguments: dict[str, str]) -> list[str]:

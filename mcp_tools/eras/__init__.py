@@ -21,12 +21,12 @@ from typing import TYPE_CHECKING, Any, ClassVar
 if TYPE_CHECKING:
     from django.http import HttpRequest
 
-    from mcp_tools import _jsonrpc
     from mcp_tools.execution import runner
+    from mcp_tools.rpc import jsonrpc as _jsonrpc
     from mcp_tools.rpc.replies import Reply
     from mcp_tools.rpc.request import RpcRequest
-    from mcp_tools.streaming import StreamReply
-    from mcp_tools.taskstore import TaskView
+    from mcp_tools.serving.streaming import StreamReply
+    from mcp_tools.tasks.store import TaskView
 
 Handler = Callable[["RpcRequest"], Awaitable[Any]]
 
@@ -46,14 +46,14 @@ class Era:
     # The client may be asked for input (elicitation, sampling, roots) on this request.
     can_ask: ClassVar[bool]
     # A tool asks by sending the request on the call's response stream and waiting for the
-    # client's answer, POSTed separately (2025-11-25, ``mcp_tools.mailbox``).
+    # client's answer, POSTed separately (2025-11-25, ``mcp_tools.asking.mailbox``).
     asks_on_stream: ClassVar[bool] = False
 
     # A task requested on the call runs the whole tool as one (2025-11-25 ``params.task``),
     # rather than from the tool's ``ctx.continue_as_task()`` on (2026-07-28).
     tasks_up_front: ClassVar[bool]
 
-    # A ``notifications/cancelled`` may cancel a call in flight (``mcp_tools.cancellation``);
+    # A ``notifications/cancelled`` may cancel a call in flight (``mcp_tools.call.cancellation``);
     # otherwise only closing the response stream does (2026-07-28).
     cancelled_by_notification: ClassVar[bool]
 

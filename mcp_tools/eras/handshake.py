@@ -2,7 +2,7 @@
 
 ``initialize`` negotiates a version but creates no session: ``tools/list`` and ``tools/call``
 work without it. JSON-RPC errors travel with HTTP 200. The client capabilities declared at
-``initialize`` are kept per member (``mcp_tools.mailbox``): a ``tools/call`` answered as a
+``initialize`` are kept per member (``mcp_tools.asking.mailbox``): a ``tools/call`` answered as a
 stream may ask that client for input, sending the request on the stream; the client's answer
 is a JSON-RPC response POSTed separately (202), delivered through the database. Log messages
 stream at ``MCP_TOOLS_LOG_LEVEL`` (``logging/setLevel`` is accepted, not remembered). Tasks
@@ -20,17 +20,20 @@ from asgiref.sync import sync_to_async
 from django.http import HttpRequest
 from mcp_types.jsonrpc import INVALID_PARAMS
 
-from mcp_tools import _jsonrpc, cancellation, conf, mailbox, tasks
+from mcp_tools import conf
+from mcp_tools.asking import mailbox
+from mcp_tools.call import cancellation
+from mcp_tools.call.exchange import Exchange
 from mcp_tools.codes import CODE_CAPABILITY_REQUIRED
 from mcp_tools.eras import Era
-from mcp_tools.exchange import Exchange
 from mcp_tools.execution import runner
 from mcp_tools.execution.results import error_result
-from mcp_tools.methods import features, lifecycle, tools
+from mcp_tools.methods import features, lifecycle, tasks, tools
+from mcp_tools.rpc import jsonrpc as _jsonrpc
 from mcp_tools.rpc import replies, router
 from mcp_tools.rpc.replies import Reply
-from mcp_tools.streaming import StreamReply
-from mcp_tools.taskstore import TaskView
+from mcp_tools.serving.streaming import StreamReply
+from mcp_tools.tasks.store import TaskView
 
 # Assumed when a handshake-era request carries no MCP-Protocol-Version (spec 2025-11-25).
 DEFAULT_VERSION: Final = "2025-03-26"
@@ -73,18 +76,19 @@ class Handshake(Era):
     ) -> Reply | StreamReply:
         actor = getattr(request, "actor", None)
         if message.kind == "response":
-            # The answer to a request a call sent on its stream (mcp_tools.mailbox).
+            # The answer to a request a call sent on its stream (mcp_tools.asking.mailbox).
             return await _delivered(tenant.id, getattr(actor, "user_id", None), message)
         if message.kind != "request":
             if message.kind == "notification" and message.method == "notifications/cancelled":
-                # Only this member's own call, and only on this process (mcp_tools.cancellation).
+                # Only this member's own call, and only on this process
+                # (mcp_tools.call.cancellation).
                 cancellation.cancel_notified(
                     tenant.id, getattr(actor, "user_id", None), message.params
                 )
             return ACCEPTED
         params = message.params or {}
         if message.method == "initialize":
-            # Kept per member in a jsonb column (mcp_tools.mailbox): what it cannot hold is
+            # Kept per member in a jsonb column (mcp_tools.asking.mailbox): what it cannot hold is
             # refused here, before the reply is sent and the declaration remembered.
             refused = replies.unstorable(
                 message.request_id, "capabilities", params.get("capabilities")

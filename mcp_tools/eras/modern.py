@@ -29,17 +29,18 @@ from mcp.shared.inbound import (
 from mcp_types import CLIENT_CAPABILITIES_META_KEY, LOG_LEVEL_META_KEY
 from mcp_types.jsonrpc import HEADER_MISMATCH, MISSING_REQUIRED_CLIENT_CAPABILITY
 
-from mcp_tools import _jsonrpc, listing, tasks
+from mcp_tools.authoring.spec import ToolSpec
+from mcp_tools.call.exchange import LOG_LEVELS, Exchange
+from mcp_tools.catalogue.surfaces import TASKS_EXTENSION
 from mcp_tools.eras import Era
-from mcp_tools.exchange import LOG_LEVELS, Exchange
+from mcp_tools.eras.envelope import CACHE_SCOPE, LIST_TTL_MS, modern_envelope
 from mcp_tools.execution import runner
-from mcp_tools.methods import features, lifecycle, subscriptions, tools
-from mcp_tools.registry import ToolSpec
+from mcp_tools.methods import features, lifecycle, subscriptions, tasks, tools
+from mcp_tools.rpc import jsonrpc as _jsonrpc
 from mcp_tools.rpc import replies, router
 from mcp_tools.rpc.replies import INVALID_BODY_REPLY, Reply, rejection
-from mcp_tools.streaming import StreamReply
-from mcp_tools.surfaces import TASKS_EXTENSION
-from mcp_tools.taskstore import TaskView
+from mcp_tools.serving.streaming import StreamReply
+from mcp_tools.tasks.store import TaskView
 
 ACCEPTED: Final = Reply(202, None)
 _NO_CAPABILITIES: Final[Mapping[str, Any]] = MappingProxyType({})
@@ -63,11 +64,9 @@ class Modern(Era):
     tasks_up_front = False
     cancelled_by_notification = False
     statuses = ERROR_CODE_HTTP_STATUS
-    cache_fields = MappingProxyType(
-        {"ttlMs": listing.LIST_TTL_MS, "cacheScope": listing.CACHE_SCOPE}
-    )
+    cache_fields = MappingProxyType({"ttlMs": LIST_TTL_MS, "cacheScope": CACHE_SCOPE})
     can_ask = True
-    envelope = staticmethod(listing.modern_envelope)
+    envelope = staticmethod(modern_envelope)
     methods = MappingProxyType(
         {
             "server/discover": (lifecycle.discover, True),
@@ -102,7 +101,7 @@ class Modern(Era):
         meta = meta if isinstance(meta, Mapping) else _NO_CAPABILITIES
         declared = meta.get(CLIENT_CAPABILITIES_META_KEY)
         capabilities = declared if isinstance(declared, Mapping) else _NO_CAPABILITIES
-        # A task keeps them in a jsonb column (mcp_tools.taskstore): refused before any work.
+        # A task keeps them in a jsonb column (mcp_tools.tasks.store): refused before any work.
         unstorable = _jsonrpc.unstorable_values(capabilities, ("capabilities",))
         if unstorable:
             return replies.unstorable_reply(

@@ -4,7 +4,6 @@ The public execution entry point for another protocol over the same tools (A2A d
 ``a2a_tools``): validate, run bounded, run a tool (the one read/write choice), shape errors.
 """
 
-from mcp_tools._jsonrpc import unstorable_strings
 from mcp_tools.codes import (
     CODE_CAPABILITY_REQUIRED,
     CODE_IN_PROGRESS,
@@ -38,6 +37,7 @@ from mcp_tools.execution.results import (
     translate,
 )
 from mcp_tools.execution.runner import run_tool
+from mcp_tools.rpc.jsonrpc import unstorable_strings
 
 __all__ = [
     "CODE_CAPABILITY_REQUIRED",

@@ -10,10 +10,10 @@ from typing import Any
 
 from pydantic import BaseModel, ValidationError
 
-from mcp_tools import _jsonrpc
+from mcp_tools.authoring.spec import ToolSpec
 from mcp_tools.codes import CODE_INVALID_ARGUMENTS
 from mcp_tools.execution.results import error_result
-from mcp_tools.registry import ToolSpec
+from mcp_tools.rpc import jsonrpc as _jsonrpc
 
 
 def _summarise(exc: ValidationError) -> list[dict[str, str]]:

@@ -232,7 +232,8 @@ class _ToolThread(concurrent.futures.Executor):
     Django's async ORM), made on first use.
 
     A JSON answer's call sends that work to its request's own thread, which waits for the
-    view (``mcp_tools.asgi``); a streamed answer's view has returned, its thread has moved on,
+    view (``mcp_tools.serving.asgi``); a streamed answer's view has returned, its thread has moved
+    on,
     so the call keeps a thread of its own instead, its database connections closed at the end.
     """
 

@@ -17,18 +17,19 @@ from django.db import DEFAULT_DB_ALIAS, connections
 from django.utils.module_loading import import_string
 from pydantic import BaseModel
 
-from mcp_tools import _jsonrpc, conf
+from mcp_tools import conf
+from mcp_tools.authoring.spec import REPLAYED_FIELD, ToolSpec
+from mcp_tools.call.context import CallContext
 from mcp_tools.codes import (
     CODE_IN_PROGRESS,
     CODE_INTERNAL,
     CODE_KEY_REUSED,
     CODE_RESULT_NOT_MODEL,
 )
-from mcp_tools.context import CallContext
-from mcp_tools.error_pages import database_unavailable
 from mcp_tools.exceptions import ToolError, ToolFailure
 from mcp_tools.execution import writes
-from mcp_tools.registry import REPLAYED_FIELD, ToolSpec
+from mcp_tools.rpc import jsonrpc as _jsonrpc
+from mcp_tools.serving.error_pages import database_unavailable
 from tenancy import rls
 
 logger = logging.getLogger("mcp_tools.calls")
@@ -165,7 +166,8 @@ async def run_read_on_loop(
 def _read_failure(spec: ToolSpec, ctx: CallContext, exc: Exception) -> dict[str, Any]:
     """What a read tool that raised ``exc`` answers (or ``exc`` again: no tool's failure)."""
     if database_unavailable(exc):
-        raise exc  # not the tool's failure: the endpoint answers 503 (mcp_tools.error_pages)
+        # Not the tool's failure: the endpoint answers 503 (mcp_tools.serving.error_pages).
+        raise exc
     failure = translate(exc)
     if failure is not None:
         return failure_result(failure)

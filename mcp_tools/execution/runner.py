@@ -15,9 +15,11 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from mcp_tools import requeststate
-from mcp_tools.context import CallContext
-from mcp_tools.exchange import (
+from mcp_tools.asking import requeststate
+from mcp_tools.authoring.factories import ToolFactorySpec
+from mcp_tools.authoring.spec import ToolSpec
+from mcp_tools.call.context import CallContext
+from mcp_tools.call.exchange import (
     CallCancelled,
     ClientCapabilityMissing,
     ContinueAsTask,
@@ -27,8 +29,6 @@ from mcp_tools.exchange import (
 from mcp_tools.execution.arguments import validate_arguments
 from mcp_tools.execution.bounds import BoundError
 from mcp_tools.execution.results import run_read, run_read_on_loop, run_write
-from mcp_tools.factories import ToolFactorySpec
-from mcp_tools.registry import ToolSpec
 
 
 def run_tool(spec: ToolSpec, ctx: CallContext, validated: BaseModel) -> dict[str, Any]:
@@ -99,7 +99,7 @@ class StateRefused:
 
 @dataclass(frozen=True)
 class Cancelled:
-    """The call was cancelled (``mcp_tools.cancellation``) while its request still waits."""
+    """The call was cancelled (``mcp_tools.call.cancellation``) while its request still waits."""
 
 
 @dataclass(frozen=True)

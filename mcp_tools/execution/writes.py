@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING
 
 from pydantic import BaseModel
 
-from mcp_tools.context import CallContext
-from mcp_tools.registry import IDEMPOTENCY_KEY_FIELD, ToolSpec
+from mcp_tools.authoring.spec import IDEMPOTENCY_KEY_FIELD, ToolSpec
+from mcp_tools.call.context import CallContext
 
 if TYPE_CHECKING:
     from idempotency import IdempotencyScope

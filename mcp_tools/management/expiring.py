@@ -35,7 +35,7 @@ def _own() -> list[Expiring]:
         RequestStateRedemption,
         TaskRecord,
     )
-    from mcp_tools.notifications import STALE_AFTER
+    from mcp_tools.subscriptions.bus import STALE_AFTER
 
     change_age = "CHANGE_EVENT_RETENTION_SECONDS"
     return [

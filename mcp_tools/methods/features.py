@@ -17,17 +17,21 @@ from typing import Any, Final
 
 from mcp_types.jsonrpc import INVALID_PARAMS
 
-from mcp_tools import _jsonrpc, conf, listing, requeststate, scopes
-from mcp_tools.context import CallContext
-from mcp_tools.error_pages import database_unavailable
+from mcp_tools import conf
+from mcp_tools.asking import requeststate
+from mcp_tools.authoring.prompts import PromptSpec
+from mcp_tools.authoring.resources import ResourceSpec, ResourceTemplateSpec, contents_of
+from mcp_tools.call.context import CallContext
+from mcp_tools.catalogue import paging
+from mcp_tools.catalogue.surfaces import Surface
 from mcp_tools.exceptions import ResourceNotFoundError
 from mcp_tools.execution import bounds, runner
 from mcp_tools.execution.results import translate
-from mcp_tools.prompts import PromptSpec
-from mcp_tools.resources import ResourceSpec, ResourceTemplateSpec, contents_of
+from mcp_tools.operator import scopes
+from mcp_tools.rpc import jsonrpc as _jsonrpc
 from mcp_tools.rpc.replies import Reply, bound_refusal, error, render, result
 from mcp_tools.rpc.request import RpcRequest
-from mcp_tools.surfaces import Surface
+from mcp_tools.serving.error_pages import database_unavailable
 from tenancy import evaluate, rls
 
 logger = logging.getLogger(__name__)
@@ -53,7 +57,7 @@ async def handle(req: RpcRequest) -> Reply:
     """Resources, resource templates, prompts and completions (listings and reads)."""
     method, params, rid, era = req.message.method, req.params, req.rid, req.era
     if method in LIST_METHODS:
-        pages: listing.Listing = getattr(req.surface.features, LIST_METHODS[method])
+        pages: paging.Listing = getattr(req.surface.features, LIST_METHODS[method])
         cursor = params.get("cursor")
         page = (
             pages.page(era.version, cursor) if cursor is None or isinstance(cursor, str) else None

@@ -6,8 +6,8 @@ from __future__ import annotations
 from mcp_types.jsonrpc import INVALID_PARAMS
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, LATEST_HANDSHAKE_VERSION
 
-from mcp_tools import _jsonrpc
-from mcp_tools.exchange import LOG_LEVELS
+from mcp_tools.call.exchange import LOG_LEVELS
+from mcp_tools.rpc import jsonrpc as _jsonrpc
 from mcp_tools.rpc.replies import Reply, error
 from mcp_tools.rpc.request import RpcRequest
 

@@ -11,11 +11,11 @@ Honoured: the three list-change kinds, and the requested resource URIs, each of 
 caller must be able to read now: the listen is refused with the error ``resources/read`` gives
 (-32602 "Resource not found", ``data.uri``) for the first one it cannot, row scope included
 (``features.readable``, the read path itself). Changes come from the shared change table
-(``mcp_tools.notifications``): another replica's write is heard here, and only the caller's
+(``mcp_tools.subscriptions.bus``): another replica's write is heard here, and only the caller's
 own tenant's changes reach its stream.
 
 While the stream is open its caller is judged again every ``MCP_TOOLS_LISTEN_RECHECK_SECONDS``
-(``mcp_tools.callers.live_context``, the request path's liveness rule, run by the poller): a
+(``mcp_tools.call.callers.live_context``, the request path's liveness rule, run by the poller): a
 revoked or expired token, a role change, a disabled user or member, a suspended tenant end
 the stream with the JSON-RPC error the caller's next request gets (-32014, ``data.code``).
 A resource change is delivered only when the caller, as last re-checked, still may see it:
@@ -33,15 +33,16 @@ from typing import Any
 from asgiref.sync import sync_to_async
 from mcp_types.jsonrpc import INVALID_PARAMS, INVALID_REQUEST, METHOD_NOT_FOUND
 
-from mcp_tools import conf, notifications
-from mcp_tools.callers import CallerGoneError, KeptCaller, live_context, unauthenticated_error
+from mcp_tools import conf
+from mcp_tools.call.callers import CallerGoneError, KeptCaller, live_context, unauthenticated_error
+from mcp_tools.call.context import CallContext
 from mcp_tools.codes import LISTENER_LIMIT
-from mcp_tools.context import CallContext
 from mcp_tools.execution.bounds import BoundError
 from mcp_tools.methods.features import readable
 from mcp_tools.rpc.replies import Reply, bound_refusal, error
 from mcp_tools.rpc.request import RpcRequest
-from mcp_tools.streaming import StreamReply, sse
+from mcp_tools.serving.streaming import StreamReply, sse
+from mcp_tools.subscriptions import bus as notifications
 from tenancy import AuthenticationFailedError
 
 logger = logging.getLogger(__name__)
@@ -130,7 +131,7 @@ async def listen(req: RpcRequest) -> Reply | StreamReply:
 
 
 def _recheck_of(ctx: CallContext) -> Any:
-    """The poller's re-judgement of this stream's caller (``mcp_tools.callers``)."""
+    """The poller's re-judgement of this stream's caller (``mcp_tools.call.callers``)."""
     kept = KeptCaller.of(ctx)
 
     def recheck() -> CallContext:

@@ -6,7 +6,7 @@ lookup), then runs it with its exchange. Three kinds share the name space and th
 for this request, then treated exactly like a ``@tool``) and, only when enabled,
 ``@raw_tool`` (no ``CallContext``). Hidden and unknown names are the same -32602. A ``@tool``
 may ask the client for input (2026-07-28), report progress and log messages (streamed), and
-hand its work to a task (``mcp_tools.tasks``).
+hand its work to a task (``mcp_tools.methods.tasks``).
 """
 
 from __future__ import annotations
@@ -22,29 +22,24 @@ from mcp_types import methods as wire_methods
 from mcp_types.jsonrpc import INVALID_PARAMS
 from pydantic import ValidationError
 
-from mcp_tools import (
-    _jsonrpc,
-    cancellation,
-    conf,
-    mailbox,
-    observability,
-    raw,
-    requeststate,
-    scopes,
-    streaming,
-    switches,
-    tasks,
-)
+from mcp_tools import conf, observability
+from mcp_tools.asking import mailbox, requeststate
+from mcp_tools.authoring import raw
+from mcp_tools.authoring.factories import ToolFactorySpec
+from mcp_tools.authoring.spec import ToolSpec
+from mcp_tools.call import cancellation
+from mcp_tools.call.context import CallContext
 from mcp_tools.codes import CODE_INTERNAL
-from mcp_tools.context import CallContext
 from mcp_tools.execution import arguments as tool_arguments
 from mcp_tools.execution import bounds, runner
 from mcp_tools.execution.results import error_result
-from mcp_tools.factories import ToolFactorySpec
-from mcp_tools.registry import ToolSpec
+from mcp_tools.operator import scopes, switches
+from mcp_tools.rpc import jsonrpc as _jsonrpc
 from mcp_tools.rpc.replies import Reply, bound_refusal, error, render
 from mcp_tools.rpc.request import RpcRequest
-from mcp_tools.streaming import StreamReply
+from mcp_tools.serving import streaming
+from mcp_tools.serving.streaming import StreamReply
+from mcp_tools.tasks import run as task_run
 from tenancy import evaluate, rls
 
 logger = logging.getLogger("mcp_tools.toolcall")
@@ -148,7 +143,7 @@ async def _call(req: RpcRequest, spec: Any) -> Reply | StreamReply:
         def to_task() -> Any:
             # In the worker: the task and its job are committed before the call answers, so a
             # client that goes away mid-stream (or a web process killed) strands nothing.
-            return tasks.create(
+            return task_run.create(
                 ctx,
                 spec,
                 arguments,
@@ -166,7 +161,7 @@ async def _call(req: RpcRequest, spec: Any) -> Reply | StreamReply:
         )
 
     if req.streamable and req.era.asks_on_stream and not on_loop:
-        # 2025-11-25: the tool may ask its client on this call's stream (mcp_tools.mailbox);
+        # 2025-11-25: the tool may ask its client on this call's stream (mcp_tools.asking.mailbox);
         # its answer is waited for in the worker thread, so a tool on the loop cannot.
         exchange.asker = _asker(req, spec.name)
     if req.streamable and (
@@ -247,7 +242,7 @@ async def _streamed(
     When the client goes away (Django cancels the view, or the stream's iteration) the call is
     cancelled with it (``bounds.run_bounded``: the tool is told, the slot freed). In the
     handshake era a ``notifications/cancelled`` may cancel it too; its request is then answered
-    ``REQUEST_CANCELLED`` (``mcp_tools.cancellation``).
+    ``REQUEST_CANCELLED`` (``mcp_tools.call.cancellation``).
     """
     channel = streaming.Channel(asyncio.get_running_loop())
     exchange, ctx = req.exchange, req.ctx
@@ -357,5 +352,5 @@ async def _list_page(req: RpcRequest, template: dict[str, Any]) -> Reply:
 
 def _limited(spec: Any) -> bool:
     """A call of ``spec`` counts against a quota (its own rate or the tenant budget): only then
-    does the route go through ``switches`` (mcp_tools.switches.limited says the same)."""
+    does the route go through ``switches`` (mcp_tools.operator.switches.limited says the same)."""
     return bool(getattr(spec, "rate", None) or conf.get("TENANT_RATE"))

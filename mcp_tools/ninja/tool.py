@@ -24,21 +24,13 @@ from pydantic import BaseModel, ConfigDict, create_model
 
 from idempotency import IdempotencyScope, bound_fingerprint, fingerprint_bytes, sha256_hex
 from idempotency.fingerprint import canonical_json
-from mcp_tools.context import CallContext
-from mcp_tools.drf import _django_request, _json_of, _query_value, structured
-from mcp_tools.drf import _RouteUnit as DrfRouteUnit
+from mcp_tools.authoring.registry import Registry, default_registry
+from mcp_tools.authoring.rules import _check_schema, _idempotency_key_field, _state_date_format
+from mcp_tools.authoring.spec import IDEMPOTENCY_KEY_FIELD, REPLAYED_FIELD, TOOL_NAME_RE, ToolSpec
+from mcp_tools.call.context import CallContext
+from mcp_tools.contrib.drf.requests import _django_request, _json_of, _query_value, structured
+from mcp_tools.contrib.drf.requests import _RouteUnit as DrfRouteUnit
 from mcp_tools.exceptions import ToolError
-from mcp_tools.registry import (
-    IDEMPOTENCY_KEY_FIELD,
-    REPLAYED_FIELD,
-    TOOL_NAME_RE,
-    Registry,
-    ToolSpec,
-    _check_schema,
-    _idempotency_key_field,
-    _state_date_format,
-    default_registry,
-)
 from tenancy import AUTHENTICATED, Policy
 
 VALIDATION_CODE: Final = "Validation.Failed"
@@ -157,7 +149,7 @@ class _NinjaOperation:
         destructive: bool | None,
         icons: Sequence[Mapping[str, Any]] | None,
     ) -> ToolSpec:
-        from mcp_tools.icons import check_icons
+        from mcp_tools.authoring.icons import check_icons
 
         text = description or _first_paragraph(
             self.operation.description or self.operation.summary or ""

@@ -34,9 +34,10 @@ from typing import Any, Final
 from django.core.serializers.json import DjangoJSONEncoder
 from django.db import DataError, connection, models
 
-from mcp_tools import _jsonrpc, conf
+from mcp_tools import conf
 from mcp_tools.codes import CODE_INVALID_ARGUMENTS
 from mcp_tools.observability import metrics
+from mcp_tools.rpc import jsonrpc as _jsonrpc
 
 logger = logging.getLogger(__name__)
 

@@ -32,8 +32,8 @@ from typing import Any, Final, TypeVar
 from mcp_types import CLIENT_INFO_META_KEY
 
 from mcp_tools import conf
+from mcp_tools.authoring.spec import IDEMPOTENCY_KEY_ALIAS, REPLAYED_FIELD
 from mcp_tools.observability import audit, metrics, tracing
-from mcp_tools.registry import IDEMPOTENCY_KEY_ALIAS, REPLAYED_FIELD
 from tenancy import rate_limited as rate_limited_signal
 
 logger = logging.getLogger(__name__)

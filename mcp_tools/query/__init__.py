@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, Field, JsonValue, create_model
 from pydantic.alias_generators import to_camel
 
 from mcp_tools import CallContext, FactoryTool, tool_factory
+from mcp_tools.authoring.rules import _arguments_config
 from mcp_tools.query._declare import AGGREGATES, LOOKUPS, TRUNCATIONS, QueryField, QueryModel
 from mcp_tools.query._run import (
     CODE_TIMED_OUT,
@@ -40,7 +41,6 @@ from mcp_tools.query._run import (
     invalid,
     json_value,
 )
-from mcp_tools.registry import _arguments_config
 from tenancy import AUTHENTICATED, Policy, evaluate
 
 __all__ = [

@@ -15,9 +15,11 @@ from typing import TYPE_CHECKING, Any, Final
 from mcp.shared.inbound import ERROR_CODE_HTTP_STATUS, InboundLadderRejection
 from mcp_types.jsonrpc import INVALID_PARAMS, INVALID_REQUEST
 
-from mcp_tools import _jsonrpc, observability, requeststate
+from mcp_tools import observability
+from mcp_tools.asking import requeststate
 from mcp_tools.codes import FORBIDDEN, REQUEST_CANCELLED
 from mcp_tools.execution import bounds, runner
+from mcp_tools.rpc import jsonrpc as _jsonrpc
 
 if TYPE_CHECKING:
     from mcp_tools.eras import Era

@@ -6,10 +6,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from mcp_tools import _jsonrpc, requeststate
-from mcp_tools.context import CallContext
-from mcp_tools.exchange import Exchange
-from mcp_tools.surfaces import Catalogue, Surface
+from mcp_tools.asking import requeststate
+from mcp_tools.call.context import CallContext
+from mcp_tools.call.exchange import Exchange
+from mcp_tools.catalogue.surfaces import Catalogue, Surface
+from mcp_tools.rpc import jsonrpc as _jsonrpc
 
 if TYPE_CHECKING:  # the era is above this layer: only its interface is named here
     from mcp_tools.eras import Era

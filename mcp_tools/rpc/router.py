@@ -20,20 +20,22 @@ from mcp_types import methods as wire_methods
 from mcp_types.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND
 from pydantic import ValidationError
 
-from mcp_tools import _jsonrpc, context, surfaces
+from mcp_tools.call import context
+from mcp_tools.call.exchange import Exchange
 from mcp_tools.codes import FORBIDDEN
 from mcp_tools.exceptions import CallContextRefusedError, UnknownSurfaceError
-from mcp_tools.exchange import Exchange
+from mcp_tools.operator import switches
+from mcp_tools.rpc import jsonrpc as _jsonrpc
 from mcp_tools.rpc.replies import Reply, error, render
 from mcp_tools.rpc.request import RpcRequest
-from mcp_tools.streaming import StreamReply
+from mcp_tools.serving.streaming import StreamReply
 from tenancy import load_permissions
 
 if TYPE_CHECKING:
     from mcp_tools.eras import Era
 
-logger = logging.getLogger("mcp_tools.views")
-# The methods a tenant's switches narrow the surface for (mcp_tools.switches).
+logger = logging.getLogger("mcp_tools.serving.views")
+# The methods a tenant's switches narrow the surface for (mcp_tools.operator.switches).
 NARROWED_METHODS: Final = frozenset({"tools/list", "tools/call"})
 security_logger = logging.getLogger("mcp_tools.security")
 
@@ -74,7 +76,7 @@ async def serve(
         method = message.method
         try:
             # Tenant switches: discovery and calls see one (narrowed) surface.
-            catalogue, surface = await surfaces.caller_surface(
+            catalogue, surface = await switches.caller_surface(
                 ctx, switched=method in NARROWED_METHODS
             )
         except UnknownSurfaceError:

@@ -11,7 +11,7 @@ import pytest
 from django.test import Client
 
 from a2a_tools.skills import projectable
-from mcp_tools.registry import default_registry
+from mcp_tools.authoring.registry import default_registry
 from tests.factories import FarmFactory, MembershipFactory, bearer_for
 
 ROLE_NAMES = {

@@ -19,7 +19,7 @@ from django.test import override_settings
 from a2a_tools.skills import build_projection, projectable
 from cluck.models import Customer, DailyEntry, Flock, SalesOrder
 from mcp_tools import execution
-from mcp_tools.surfaces import active_catalogue
+from mcp_tools.catalogue.surfaces import active_catalogue
 from tenancy import active_roles
 from tests.a2a_tools.conftest import A2AClient, artifact_data, error_reason, projected, task_error
 from tests.cluck.mcp_helpers import Tools, demo_bearer, sunrise

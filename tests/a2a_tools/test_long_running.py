@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 
 from mcp_tools.models import TaskRecord
-from mcp_tools.taskrunner import runner
+from mcp_tools.tasks.engine import task_engine
 from tests.a2a_tools.conftest import A2AClient, artifact_data, skill_message, task_error
 from tests.factories import MembershipFactory, bearer_for
 from tests.mcp_tools.conftest import McpClient
@@ -31,7 +31,7 @@ TERMINAL = ("TASK_STATE_COMPLETED", "TASK_STATE_FAILED", "TASK_STATE_CANCELED")
 def _tasks_finish_before_the_database_goes():
     yield
     deadline = time.monotonic() + 15
-    while runner.in_use and time.monotonic() < deadline:
+    while task_engine.in_use and time.monotonic() < deadline:
         TaskRecord.objects.filter(status="working").update(status="cancelled")
         time.sleep(0.05)
 
@@ -145,12 +145,12 @@ def test_one_task_store_serves_both_protocols(a2a_client: Any) -> None:
 
 
 @mutation(
-    "mcp_tools/taskstore.py",
+    "mcp_tools/tasks/store.py",
     find="            owner_key=owner.owner_key,\n            expires_at__gt",
     replace="            expires_at__gt",
 )
 @mutation(
-    "mcp_tools/taskstore.py",
+    "mcp_tools/tasks/store.py",
     find=(
         "            tenant_key=owner.tenant_key,\n"
         "            owner_key=owner.owner_key,\n"

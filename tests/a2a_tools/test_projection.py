@@ -20,8 +20,8 @@ from a2a_tools.skills import (
 )
 from cluck.roles import FARM_ROLES, PRODUCTION_WRITE
 from mcp_tools import CallContext
-from mcp_tools.registry import Registry, default_registry
-from mcp_tools.surfaces import activated, build_catalogue
+from mcp_tools.authoring.registry import Registry, default_registry
+from mcp_tools.catalogue.surfaces import activated, build_catalogue
 from tests.mutations import mutation
 
 

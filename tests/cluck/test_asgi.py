@@ -9,7 +9,7 @@ import httpx
 import pytest
 from asgiref.sync import iscoroutinefunction
 
-from mcp_tools.asgi import SyncMiddlewareASGIHandler
+from mcp_tools.serving.asgi import SyncMiddlewareASGIHandler
 from tests.factories import FarmFactory, MembershipFactory, bearer_for
 from tests.mutations import mutation
 from tests.testapps.idem.models import SideEffect
@@ -32,7 +32,7 @@ async def _get(application: Any, path: str) -> httpx.Response:
 
 
 @mutation(
-    "mcp_tools/asgi.py",
+    "mcp_tools/serving/asgi.py",
     find=(
         "    def load_middleware(self, is_async: bool = False) -> None:\n"
         "        super().load_middleware(is_async=False)\n"
@@ -72,7 +72,7 @@ def test_an_async_view_is_served_inside_the_idempotent_unit_over_asgi(applicatio
 
 
 @mutation(
-    "mcp_tools/asgi.py",
+    "mcp_tools/serving/asgi.py",
     find="sync_to_async(self._serve, thread_sensitive=False, executor=self.request_threads)",
     replace="sync_to_async(self._serve, thread_sensitive=True)",
 )
@@ -126,7 +126,7 @@ def test_nothing_is_prepared_on_postgresql_unless_the_operator_opts_in(
 
 
 @mutation(
-    "mcp_tools/asgi.py",
+    "mcp_tools/serving/asgi.py",
     find=(
         "        if declared is not None and declared > limit:\n"
         "            await self._refuse(send, *too_large(limit), jsonrpc)\n"

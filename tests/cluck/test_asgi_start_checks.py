@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from django.test import override_settings
 
-from mcp_tools.asgi import StartupCheckError, check_before_serving
+from mcp_tools.serving.asgi import StartupCheckError, check_before_serving
 from tests.mcp_tools.servers import free_port
 from tests.mutations import mutation
 
@@ -27,7 +27,7 @@ def _listening(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
-@mutation("mcp_tools/asgi.py", find="    check_before_serving(check_tags)\n", replace="")
+@mutation("mcp_tools/serving/asgi.py", find="    check_before_serving(check_tags)\n", replace="")
 @pytest.mark.e2e
 def test_uvicorn_refuses_to_start_with_the_loopback_cimd_flag_on_a_public_host() -> None:
     """Mutation: build the application without the checks → red (it serves, and would fetch

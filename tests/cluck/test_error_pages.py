@@ -48,12 +48,12 @@ def test_a_spoofed_host_is_a_json_400_on_mcp_and_the_api() -> None:
 
 @mutation(
     Edit(
-        "mcp_tools/error_pages.py",
+        "mcp_tools/serving/error_pages.py",
         find="endpoint = reverse(MCP_ROUTE_NAME).lower()",
         replace="endpoint = reverse(MCP_ROUTE_NAME)",
     ),
     Edit(
-        "mcp_tools/error_pages.py",
+        "mcp_tools/serving/error_pages.py",
         find="path = request.path_info.lower()",
         replace="path = request.path_info",
     ),
@@ -90,12 +90,12 @@ def test_an_uncaught_error_under_the_api_is_a_problem_500() -> None:
 
 
 @mutation(
-    "mcp_tools/error_pages.py",
+    "mcp_tools/serving/error_pages.py",
     find="code = INTERNAL_ERROR if status >= 500 else INVALID_REQUEST",
     replace="code = INVALID_REQUEST",
 )
 @mutation(
-    "mcp_tools/error_pages.py",
+    "mcp_tools/serving/error_pages.py",
     find=(
         "    if status == 500 and database_unavailable(exc if exc is not None else "
         "current_exception()):\n"

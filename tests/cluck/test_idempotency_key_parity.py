@@ -18,7 +18,8 @@ from jsonschema import Draft202012Validator
 from rest_framework.test import APIClient
 
 from cluck.models import AuditEvent
-from mcp_tools.registry import IDEMPOTENCY_KEY_ALIAS, default_registry
+from mcp_tools.authoring.registry import default_registry
+from mcp_tools.authoring.spec import IDEMPOTENCY_KEY_ALIAS
 from tests.cluck.mcp_helpers import Tools
 from tests.factories import FlockFactory, MembershipFactory, bearer_for, provisioned_farm
 from tests.mutations import mutation
@@ -69,7 +70,7 @@ def channels() -> Any:
     replace="    if False:",
 )
 @mutation(
-    "mcp_tools/registry.py",
+    "mcp_tools/authoring/rules.py",
     find="            AfterValidator(_check_idempotency_key),\n",
     replace="",
 )

@@ -45,7 +45,7 @@ def _not_sent_to_login(response: Any) -> None:
 
 
 @mutation(
-    "mcp_tools/views.py",
+    "mcp_tools/serving/views.py",
     find="@login_not_required\n@handles_own_transactions  # async",
     replace="@handles_own_transactions  # async",
 )
@@ -129,7 +129,7 @@ def _forgotten_toolkit_view(request: HttpRequest) -> HttpResponse:
 
 
 # As the toolkit's own module would define it: the check tells toolkit views by their module.
-_forgotten_toolkit_view.__module__ = "mcp_tools.views"
+_forgotten_toolkit_view.__module__ = "mcp_tools.serving.views"
 
 
 class RoutesAForgottenToolkitView:
@@ -145,7 +145,7 @@ def _login_warnings() -> list[str]:
 
 
 @mutation(
-    "mcp_tools/views.py",
+    "mcp_tools/serving/views.py",
     find="@login_not_required\n@handles_own_transactions  # async",
     replace="@handles_own_transactions  # async",
 )

@@ -43,8 +43,9 @@ from cluck.models import AuditEvent, BirdMovement, DailyEntry, EggGrade, EggLot,
 from cluck.services.daily_entries import daily_entry_record
 from cluck.services.orders import OrderLineInput, sales_order_confirm, sales_order_create
 from idempotency.models import IdempotencyRecord
+from mcp_tools.authoring.registry import default_registry
+from mcp_tools.authoring.spec import ToolSpec
 from mcp_tools.execution import CODE_INTERNAL, CODE_INVALID_ARGUMENTS
-from mcp_tools.registry import ToolSpec, default_registry
 from tests.cluck.mcp_helpers import Tools
 from tests.factories import (
     CustomerFactory,

@@ -18,7 +18,7 @@ from django.core.management import call_command
 from django.test import Client
 
 from cluck.models import DailyEntry, EggGrade, Flock
-from mcp_tools.taskrunner import runner
+from mcp_tools.tasks.engine import task_engine
 from tests.cluck.mcp_helpers import Tools, demo_bearer, sunrise
 from tests.mutations import mutation
 from tests.tool_errors import tool_error
@@ -48,7 +48,7 @@ def demo(django_db_setup: Any, django_db_blocker: Any) -> Iterator[dict[str, str
         bearers = {email: demo_bearer(email) for email in USERS}
     yield bearers
     deadline = time.monotonic() + 15
-    while runner.in_use and time.monotonic() < deadline:
+    while task_engine.in_use and time.monotonic() < deadline:
         time.sleep(0.05)
     with django_db_blocker.unblock():
         call_command("flush", interactive=False, verbosity=0)

@@ -18,8 +18,8 @@ from django.core.management import call_command
 from rest_framework.test import APIClient
 
 from cluck.models import AuditEvent, Customer, DailyEntry, Flock, Payment, SalesOrder
-from mcp_tools.factories import default_factories
-from mcp_tools.registry import default_registry
+from mcp_tools.authoring.factories import default_factories
+from mcp_tools.authoring.registry import default_registry
 from tests.cluck.mcp_helpers import Tools, demo_bearer, sunrise
 from tests.mutations import mutation
 from tests.tool_errors import tool_error
@@ -273,7 +273,9 @@ def test_same_key_with_other_arguments_is_refused(owner: Tools) -> None:
 
 
 @mutation(
-    "mcp_tools/registry.py", find='return f"mcp:tool:{self.name}"', replace='return "mcp:tool"'
+    "mcp_tools/authoring/spec.py",
+    find='return f"mcp:tool:{self.name}"',
+    replace='return "mcp:tool"',
 )
 def test_the_two_write_tools_never_collide_on_the_same_key(owner: Tools) -> None:
     """Guard 20 (two real tools). Mutation: make ``ToolSpec.operation_key`` return the constant

@@ -30,9 +30,9 @@ from cluck.services.daily_entries import daily_entry_record
 from cluck.services.orders import OrderLineInput, sales_order_confirm, sales_order_create
 from cluck.services.payments import payment_record
 from idempotency.markers import all_views, view_class_of
-from mcp_tools.prompts import default_prompts
-from mcp_tools.registry import default_registry
-from mcp_tools.resources import default_resources
+from mcp_tools.authoring.prompts import default_prompts
+from mcp_tools.authoring.registry import default_registry
+from mcp_tools.authoring.resources import default_resources
 from tests.cluck.mcp_helpers import Tools
 from tests.factories import (
     CustomerFactory,

@@ -10,7 +10,7 @@ from django.db import OperationalError, connection
 from psycopg_pool import ConnectionPool
 
 from cluck.postgres.base import probe_connection
-from mcp_tools.error_pages import database_unavailable
+from mcp_tools.serving.error_pages import database_unavailable
 from tests.mutations import mutation
 
 pytestmark = [pytest.mark.postgres]

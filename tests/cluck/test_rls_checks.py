@@ -14,7 +14,7 @@ import pytest
 from django.core import checks
 from django.db import DEFAULT_DB_ALIAS, connection
 
-from mcp_tools.asgi import StartupCheckError, check_before_serving
+from mcp_tools.serving.asgi import StartupCheckError, check_before_serving
 from tenancy.rls import declared
 from tenancy.rls.checks import CHECK_TAG
 from tenancy.rls.install import TENANT_POLICY, install
@@ -178,7 +178,7 @@ def test_an_unreachable_database_at_start_is_a_warning_not_a_crash() -> None:
 
 
 @mutation(
-    "mcp_tools/asgi.py",
+    "mcp_tools/serving/asgi.py",
     find="        asyncio.get_running_loop()\n    except RuntimeError:",
     replace="        raise RuntimeError\n    except RuntimeError:",
 )

@@ -16,7 +16,7 @@ import pytest
 from django.core.management import call_command
 
 from cluck.devredis import redis_server
-from mcp_tools.test import ERAS, MCPClient
+from mcp_tools.testing.client import ERAS, MCPClient
 from tests.a2a_tools.conftest import A2AClient, artifact_data
 from tests.careless import seen_only
 from tests.cluck.test_rls import two_farms
@@ -91,7 +91,7 @@ def redis_url() -> Iterator[str]:
 @pytest.mark.e2e
 @pytest.mark.parametrize("engine_name", ["db", "rq"])
 @mutation(
-    "mcp_tools/tasks.py",
+    "mcp_tools/tasks/run.py",
     find="if rls.enabled() and connection.in_atomic_block:",
     replace="if False:",
 )

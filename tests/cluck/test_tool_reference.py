@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mcp_tools.reference import render_reference
+from mcp_tools.authoring.reference import render_reference
 from tests.mutations import mutation
 
 REFERENCE = Path(__file__).resolve().parents[2] / "docs" / "tool-reference.md"

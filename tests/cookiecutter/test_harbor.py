@@ -143,7 +143,7 @@ def test_tools_list_and_a_call_through_config_asgi(
     ``manage.py``); a write runs once per key, and the berth is on the project's own API for
     the same ``ck_`` token (``TenancyAuthentication`` added to a tuple of classes).
 
-    Mutation: the short roles path → uvicorn (``mcp_tools.asgi`` runs the checks) refuses to
+    Mutation: the short roles path → uvicorn (``mcp_tools.serving.asgi`` runs the checks) refuses to
     start → red.
     """
     owner, staff = migrated_harbor.tokens["ada"], migrated_harbor.tokens["bo"]

@@ -145,7 +145,7 @@ def test_the_settings_block_runs_on_lists_and_tuples_and_changes_nothing_of_your
     assert settings["INSTALLED_APPS"][:3] == list(apps)
     assert settings["MIDDLEWARE"] == [
         "django.middleware.security.SecurityMiddleware",
-        "mcp_tools.middleware.BodyCapMiddleware",
+        "mcp_tools.serving.middleware.BodyCapMiddleware",
         *middleware[1:],
         "tenancy.middleware.TenancyMiddleware",
         "idempotency.middleware.IdempotencyMiddleware",

@@ -28,7 +28,7 @@ from urllib.parse import urlsplit
 import psycopg
 import pytest
 from cluck.devpgbouncer import pgbouncer
-from mcp_tools.test import ERAS
+from mcp_tools.testing.client import ERAS
 
 from tests.careless import seen_only
 from tests.deploy.server_connections import POOL, every_server_connection
@@ -84,7 +84,7 @@ print("HOST=" + json.dumps({
 # The careless read through the in-process test client, in each era.
 IN_PROCESS = """
 import json
-from mcp_tools.test import ERAS, MCPClient
+from mcp_tools.testing.client import ERAS, MCPClient
 user = User.objects.get(email="ada@acme.example")
 acme = Organization.objects.get(slug="acme")
 seen = {

@@ -11,7 +11,7 @@ from typing import Any
 from jsonschema import Draft202012Validator
 from pydantic import BaseModel
 
-from mcp_tools.registry import ToolSpec
+from mcp_tools.authoring.spec import ToolSpec
 
 Path = tuple[str | int, ...]
 

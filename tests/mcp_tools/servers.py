@@ -33,7 +33,7 @@ def test_database_url() -> str:
 
 
 # What ./scripts/serve runs: uvicorn's httptools parser with a bounded request head.
-UVICORN_HTTP = "mcp_tools.uvicorn_http:BoundedHttpToolsProtocol"
+UVICORN_HTTP = "mcp_tools.serving.uvicorn_http:BoundedHttpToolsProtocol"
 
 
 class ServerURL(str):

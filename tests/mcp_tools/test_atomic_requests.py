@@ -39,7 +39,7 @@ def _structured(reply: dict[str, Any]) -> dict[str, Any]:
 
 
 @mutation(
-    "mcp_tools/views.py",
+    "mcp_tools/serving/views.py",
     find=(
         "@handles_own_transactions  # async: Django refuses ATOMIC_REQUESTS for it "
         "(500 on every call)\n"
@@ -77,7 +77,7 @@ def test_the_health_probes_answer_under_atomic_requests(client: Any) -> None:
 @pytest.mark.e2e
 def test_the_farm_served_by_uvicorn_with_atomic_requests_answers_mcp() -> None:
     """End to end: ``CLUCK_ATOMIC_REQUESTS=1`` (the farm's switch) under uvicorn, through
-    ``mcp_tools.asgi``'s handler; a keyed write runs once and replays."""
+    ``mcp_tools.serving.asgi``'s handler; a keyed write runs once and replays."""
     membership: Any = MembershipFactory(tenant=FarmFactory(), roles=["Admin"])
     bearer = bearer_for(membership)
     headers = {

@@ -18,11 +18,11 @@ from django.core.management import CommandError, call_command
 from django.test import Client, override_settings
 from pydantic import BaseModel
 
-from mcp_tools.context import CallContext
+from mcp_tools.authoring.registry import Registry
+from mcp_tools.call.context import CallContext
+from mcp_tools.catalogue.surfaces import activated, build_catalogue
 from mcp_tools.models import CallAudit
 from mcp_tools.observability import audit
-from mcp_tools.registry import Registry
-from mcp_tools.surfaces import activated, build_catalogue
 from tenancy import AUTHENTICATED
 from tests.a2a_tools.conftest import A2AClient
 from tests.factories import FarmFactory, MembershipFactory, bearer_for
@@ -215,7 +215,7 @@ def _read(client: Client, **params: str) -> Any:
 
 
 @mutation(
-    "mcp_tools/operator_api.py",
+    "mcp_tools/operator/api.py",
     find="        rows = CallAudit.objects.filter(tenant_key=_tenant_key(request))",
     replace="        rows = CallAudit.objects.all()",
 )

@@ -85,7 +85,7 @@ def _closed(sock: socket.socket, within: float) -> bool:
 
 
 @mutation(
-    "mcp_tools/asgi.py",
+    "mcp_tools/serving/asgi.py",
     find=(
         "        if declared is not None and declared > limit:\n"
         "            await self._refuse(send, *too_large(limit), jsonrpc)\n"
@@ -123,7 +123,7 @@ def test_a_declared_oversized_body_is_refused_before_a_byte_of_it_is_sent(
 
 
 @mutation(
-    "mcp_tools/asgi.py",
+    "mcp_tools/serving/asgi.py",
     find='            self.received += len(message.get("body", b""))\n',
     replace="",
 )
@@ -156,7 +156,7 @@ def test_a_chunked_oversized_body_is_cut_off_at_the_cap(server):
 
 
 @mutation(
-    "mcp_tools/asgi.py",
+    "mcp_tools/serving/asgi.py",
     find="            async with asyncio.timeout_at(self.deadline):\n",
     replace="            if True:\n",
 )
@@ -177,7 +177,7 @@ def test_a_body_slower_than_the_read_deadline_is_408(server):
 
 
 @mutation(
-    "mcp_tools/uvicorn_http.py",
+    "mcp_tools/serving/uvicorn_http.py",
     find="class BoundedHttpToolsProtocol(HttpToolsProtocol):\n",
     replace=(
         "class BoundedHttpToolsProtocol(HttpToolsProtocol):\n"
@@ -204,12 +204,12 @@ def test_an_oversized_request_head_is_431_and_never_reaches_the_application(serv
 
 @mutation(
     Edit(
-        "mcp_tools/uvicorn_http.py",
+        "mcp_tools/serving/uvicorn_http.py",
         find="        super().connection_made(transport)\n        self._arm_head_timer()\n",
         replace="        super().connection_made(transport)\n",
     ),
     Edit(
-        "mcp_tools/uvicorn_http.py",
+        "mcp_tools/serving/uvicorn_http.py",
         find="        self._head_parsed = 0\n        self._arm_head_timer()\n",
         replace="        self._head_parsed = 0\n",
     ),
@@ -238,7 +238,7 @@ def test_a_trickled_request_head_is_closed_at_the_keep_alive_timeout(server):
 
 
 @mutation(
-    "mcp_tools/uvicorn_http.py",
+    "mcp_tools/serving/uvicorn_http.py",
     find="        super().connection_made(transport)\n        self._arm_head_timer()\n",
     replace="        super().connection_made(transport)\n",
 )

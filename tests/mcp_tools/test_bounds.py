@@ -228,12 +228,12 @@ def test_a_cancelled_call_frees_its_slot_only_while_the_draining_pool_has_room()
 
 
 @mutation(
-    "mcp_tools/cancellation.py",
+    "mcp_tools/call/cancellation.py",
     find="            raise RequestCancelled() from None\n",
     replace="            raise\n",
 )
 @mutation(
-    "mcp_tools/cancellation.py",
+    "mcp_tools/call/cancellation.py",
     find="    finally:\n        _remove(call_key, call)\n",
     replace="    finally:\n        pass\n",
 )
@@ -245,7 +245,7 @@ def test_notifications_cancelled_reaches_a_call_awaited_for_a_json_answer():
     Mutations: the request sees a bare ``CancelledError`` (as if it had been cancelled itself)
     → red; the finished call stays registered → red (a later notification still finds it).
     """
-    from mcp_tools import cancellation
+    from mcp_tools.call import cancellation
 
     told = threading.Event()
 

@@ -13,7 +13,7 @@ from django.test import RequestFactory
 
 from cluck.roles import FARM_ROLES
 from mcp_tools import CallContext, CallContextRefusedError
-from mcp_tools.context import request_in_flight
+from mcp_tools.call.context import request_in_flight
 from tenancy import ActorContext, RowScope, TenantContext
 from tests.mutations import mutation
 
@@ -60,7 +60,7 @@ def _refusal(request, tenant=None) -> str:
 
 
 @mutation(
-    "mcp_tools/context.py",
+    "mcp_tools/call/context.py",
     find="if request is None or _request_in_flight.get() is not request:",
     replace="if request is None:",
 )
@@ -81,7 +81,7 @@ def test_refused_when_no_request_is_in_flight():
 
 
 @mutation(
-    "mcp_tools/context.py",
+    "mcp_tools/call/context.py",
     find=(
         'if tenant is not getattr(request, "tenant", None) or not isinstance(tenant, '
         "TenantContext):"
@@ -101,7 +101,7 @@ def test_refused_when_the_tenant_is_an_equal_object_from_another_scope():
 
 
 @mutation(
-    "mcp_tools/context.py",
+    "mcp_tools/call/context.py",
     find=(
         "        if not tenant.is_resolved:\n"
         "            raise CallContextRefusedError(REASON_TENANT_UNRESOLVED)\n"
@@ -115,7 +115,7 @@ def test_refused_when_the_tenant_is_unresolved():
 
 
 @mutation(
-    "mcp_tools/context.py",
+    "mcp_tools/call/context.py",
     find="if not isinstance(actor, ActorContext) or not actor.is_resolved:",
     replace="if not isinstance(actor, ActorContext):",
 )
@@ -128,7 +128,7 @@ def test_refused_when_the_actor_is_unresolved():
 
 
 @mutation(
-    "mcp_tools/context.py",
+    "mcp_tools/call/context.py",
     find=(
         "        if actor.is_system or actor.user_id is None:\n"
         "            raise CallContextRefusedError(REASON_SYSTEM_ACTOR)\n"
@@ -142,7 +142,7 @@ def test_refused_when_the_actor_is_a_system_actor():
 
 
 @mutation(
-    "mcp_tools/context.py",
+    "mcp_tools/call/context.py",
     find="if not isinstance(scope, RowScope) or not scope.is_resolved:",
     replace="if not isinstance(scope, RowScope):",
 )
@@ -157,7 +157,7 @@ def test_refused_when_the_row_scope_is_unresolved():
 
 
 @mutation(
-    "mcp_tools/context.py",
+    "mcp_tools/call/context.py",
     find="if not isinstance(scope, RowScope) or not scope.is_resolved:",
     replace="if not isinstance(scope, RowScope) or scope.is_unrestricted:",
 )
@@ -205,7 +205,7 @@ def test_restricted_scope_is_reported():
 
 
 @mutation(
-    "mcp_tools/context.py",
+    "mcp_tools/call/context.py",
     find=(
         "        if self._factory is not _FACTORY:\n"
         "            raise CallContextRefusedError(REASON_NOT_FROM_FACTORY)\n"

@@ -32,7 +32,7 @@ def test_a_modern_read_call_enters_each_module_once_in_at_most_twelve_stops(mcp_
         response = client.modern("tools/call", {"name": "mcptest_whoami", "arguments": {}})
     assert json.loads(response.content)["result"]["isError"] is False
     _show("2026-07-28 read tools/call", route)
-    assert route.stops[0] == "views"
+    assert route.stops[0] == "serving.views"
     assert route.reentered == []
     assert len(route.stops) <= MAX_STOPS
 
@@ -46,7 +46,7 @@ def test_a_handshake_read_call_enters_each_module_once_in_at_most_twelve_stops(m
         )
     assert reply["result"]["isError"] is False
     _show("2025-11-25 read tools/call", route)
-    assert route.stops[0] == "views"
+    assert route.stops[0] == "serving.views"
     assert route.reentered == []
     assert len(route.stops) <= MAX_STOPS
 

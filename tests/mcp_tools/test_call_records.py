@@ -150,7 +150,7 @@ def test_an_unknown_tool_is_a_protocol_error(mcp_client, records):
 
 
 @mutation(
-    "mcp_tools/views.py",
+    "mcp_tools/serving/views.py",
     find="        observability.rate_limited(request, group=RATE_GROUP)  # observability\n",
     replace="",
 )

@@ -9,7 +9,7 @@ import json
 import pytest
 
 from cluck.roles import FARM_ROLES
-from mcp_tools.surfaces import activated, active_catalogue
+from mcp_tools.catalogue.surfaces import activated, active_catalogue
 from tests.mutations import mutation
 
 OWNER_ONLY_TOOL = "mcptest_owner_report"

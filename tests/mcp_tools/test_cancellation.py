@@ -171,7 +171,7 @@ def test_abandoned_streams_free_their_slots_at_once_and_their_tools_stop(server,
 
 
 @mutation(
-    "mcp_tools/exchange.py",
+    "mcp_tools/call/exchange.py",
     find="    ) -> None:\n        self.check_cancelled()\n        if self.task is not None:",
     replace="    ) -> None:\n        if self.task is not None:",
 )
@@ -241,7 +241,7 @@ def _streamed_call_cancelled_by(url: str, caller: str, canceller: str, label: st
 
 
 @mutation(
-    "mcp_tools/cancellation.py",
+    "mcp_tools/call/cancellation.py",
     find="return (str(tenant_id), str(user_id), _jsonrpc.dumps(request_id).decode())",
     replace='return (str(tenant_id), "", _jsonrpc.dumps(request_id).decode())',
 )

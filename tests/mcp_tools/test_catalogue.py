@@ -16,12 +16,12 @@ from django.test import override_settings
 
 from cluck.roles import FARM_ROLES
 from mcp_tools import CallContext
+from mcp_tools.authoring.factories import FactoryRegistry
+from mcp_tools.authoring.raw import RawRegistry
+from mcp_tools.authoring.registry import Registry, default_registry
+from mcp_tools.catalogue.surfaces import activated, active_catalogue, build_catalogue
 from mcp_tools.exceptions import UnknownSurfaceError
 from mcp_tools.execution import FORBIDDEN
-from mcp_tools.factories import FactoryRegistry
-from mcp_tools.raw import RawRegistry
-from mcp_tools.registry import Registry, default_registry
-from mcp_tools.surfaces import activated, active_catalogue, build_catalogue
 from tenancy import Role
 from tests.mutations import mutation
 
@@ -48,12 +48,12 @@ def test_unknown_surface_keys_are_refused():
 
 
 @mutation(
-    "mcp_tools/surfaces.py",
-    find="        if surface is None:\n            raise UnknownSurfaceError",
+    "mcp_tools/operator/switches.py",
+    find="    if surface is None:\n        raise UnknownSurfaceError",
     replace=(
-        "        if surface is None and self.surfaces:\n"
-        "            surface = max(self.surfaces.items(), key=lambda item: item[0].rank)[1]\n"
-        "        if surface is None:\n            raise UnknownSurfaceError"
+        "    if surface is None and catalogue.surfaces:\n"
+        "        surface = max(catalogue.surfaces.items(), key=lambda item: item[0].rank)[1]\n"
+        "    if surface is None:\n        raise UnknownSurfaceError"
     ),
 )
 @pytest.mark.django_db
@@ -88,7 +88,7 @@ def test_pages_hold_at_most_the_page_size_and_chain_by_cursor(mcp_client):
 
 
 @mutation(
-    "mcp_tools/surfaces.py",
+    "mcp_tools/catalogue/surfaces.py",
     find="return 0 if cursor is None else self.cursors.get(cursor)",
     replace="return 0 if cursor is None else (int(cursor) if cursor.isdigit() else None)",
 )
@@ -128,7 +128,7 @@ def test_manage_py_mcp_tools_lists_the_catalogue_per_role():
 
 
 @mutation(
-    "mcp_tools/registry.py",
+    "mcp_tools/authoring/registry.py",
     find=(
         "        if existing is not None and existing.qualname != spec.qualname:\n            raise"
     ),
@@ -161,18 +161,16 @@ def test_a_broken_catalogue_fails_manage_py_check():
 def test_page_size_must_be_positive():
     from django.core.exceptions import ImproperlyConfigured
 
-    from mcp_tools.surfaces import prepare
+    from mcp_tools.catalogue.surfaces import prepare
 
     with pytest.raises(ImproperlyConfigured):
         prepare(Registry())
 
 
 @mutation(
-    "mcp_tools/surfaces.py",
-    find="        if surface is None:\n            raise UnknownSurfaceError",
-    replace=(
-        "        if surface is None or not surface.tools:\n            raise UnknownSurfaceError"
-    ),
+    "mcp_tools/operator/switches.py",
+    find="    if surface is None:\n        raise UnknownSurfaceError",
+    replace="    if surface is None or not surface.tools:\n        raise UnknownSurfaceError",
 )
 @pytest.mark.django_db
 def test_a_role_no_tool_admits_lists_no_tools_and_calls_none(mcp_client):
@@ -201,12 +199,13 @@ def test_a_role_no_tool_admits_lists_no_tools_and_calls_none(mcp_client):
 
 
 @mutation(
-    "mcp_tools/surfaces.py",
-    find="        if surface is None:\n            raise UnknownSurfaceError",
+    "mcp_tools/operator/switches.py",
+    find="    if surface is None:\n        raise UnknownSurfaceError",
     replace=(
-        '        if surface is None and getattr(key, "name", None) == "Denied":\n'
-        "            surface = self.surfaces.get(active_roles().effective([]))\n"
-        "        if surface is None:\n            raise UnknownSurfaceError"
+        '    if surface is None and getattr(role, "name", None) == "Denied":\n'
+        "        default = __import__('tenancy').active_roles().effective([])\n"
+        "        surface = catalogue.surfaces.get(default)\n"
+        "    if surface is None:\n        raise UnknownSurfaceError"
     ),
 )
 @pytest.mark.django_db

@@ -11,7 +11,7 @@ from django.http import HttpResponse
 from django.test import Client, RequestFactory, override_settings
 from django.utils import timezone
 
-from mcp_tools.middleware import BodyCapMiddleware
+from mcp_tools.serving.middleware import BodyCapMiddleware
 from tenancy import AuthenticationFailedError, bearer_challenge
 from tenancy.models import AccessToken
 from tenancy.services import user_credentials_changed
@@ -96,12 +96,12 @@ def _expire(membership) -> None:
 
 
 @mutation(
-    "mcp_tools/views.py",
+    "mcp_tools/serving/views.py",
     find="@handles_own_idempotency\n@renders_authentication_failure\n",
     replace="@handles_own_idempotency\n",
 )
 @mutation(
-    "mcp_tools/views.py",
+    "mcp_tools/serving/views.py",
     find='failure, request=request, realm=None if failure else "mcp"',
     replace='None, request=request, realm=None if failure else "mcp"',
 )
@@ -142,7 +142,7 @@ def test_a_refused_bearer_gets_the_same_jsonrpc_401_as_a_missing_one(mcp_client,
 
 
 @mutation(
-    "mcp_tools/views.py",
+    "mcp_tools/serving/views.py",
     find=(
         '"WWW-Authenticate": bearer_challenge(\n'
         '                failure, request=request, realm=None if failure else "mcp"\n'
@@ -170,7 +170,7 @@ def test_mcp_and_rest_send_the_same_challenge_for_the_same_refused_bearer(mcp_cl
 
 
 @mutation(
-    "mcp_tools/views.py",
+    "mcp_tools/serving/views.py",
     find=(
         '    tenant = getattr(request, "tenant", None)\n'
         "    if not isinstance(tenant, TenantContext)"
@@ -212,9 +212,11 @@ def test_accept_without_json_is_406(mcp_client):
     assert mcp_client().message("ping", Accept="text/event-stream").status_code == 406
 
 
-@mutation("cluck/settings.py", find='    "mcp_tools.middleware.BodyCapMiddleware",\n', replace="")
 @mutation(
-    "mcp_tools/middleware.py",
+    "cluck/settings.py", find='    "mcp_tools.serving.middleware.BodyCapMiddleware",\n', replace=""
+)
+@mutation(
+    "mcp_tools/serving/middleware.py",
     find=(
         "        refused = check_body(request)\n"
         "        return refused if refused is not None else self.get_response(request)"
@@ -245,7 +247,7 @@ def test_oversized_body_is_413_before_authentication(db, django_assert_num_queri
 
 
 @mutation(
-    "mcp_tools/middleware.py",
+    "mcp_tools/serving/middleware.py",
     find='    declared = request.META.get("CONTENT_LENGTH")\n',
     replace=(
         '    declared = request.META.get("CONTENT_LENGTH")\n'
@@ -346,7 +348,9 @@ def test_initialize_negotiates_and_creates_no_session(mcp_client):
 
 
 @mutation(
-    "mcp_tools/views.py", find="@csrf_exempt\n@handles_own_idempotency\n", replace="@csrf_exempt\n"
+    "mcp_tools/serving/views.py",
+    find="@csrf_exempt\n@handles_own_idempotency\n",
+    replace="@csrf_exempt\n",
 )
 def test_initialize_and_tools_list_need_no_idempotency_key(mcp_client):
     """Guard 18: the view is exempt from the HTTP adapter (it carries the marker).
@@ -376,7 +380,7 @@ def test_ping_and_unknown_methods_in_the_handshake_era(mcp_client):
 
 
 @mutation(
-    "mcp_tools/views.py",
+    "mcp_tools/serving/views.py",
     find='era = era_for(headers.get("MCP-Protocol-Version"), message)',
     replace=(
         "era = mcp_view.__dict__.setdefault(\n"
@@ -536,7 +540,7 @@ def test_content_block_tools_return_their_blocks(mcp_client):
 
 
 @mutation(
-    "mcp_tools/views.py",
+    "mcp_tools/serving/views.py",
     find="if usage is not None and usage.should_limit:",
     replace="if False:",
 )
@@ -571,12 +575,12 @@ OAUTH_PROBES = [
 
 
 @mutation(
-    "mcp_tools/views.py",
+    "mcp_tools/serving/views.py",
     find="@csrf_exempt\n@ignores_ambient_credentials\ndef oauth_not_offered",
     replace="@csrf_exempt\ndef oauth_not_offered",
 )
 @mutation(
-    "mcp_tools/views.py",
+    "mcp_tools/serving/views.py",
     find="@csrf_exempt\n@ignores_ambient_credentials\ndef oauth_not_offered",
     replace="@ignores_ambient_credentials\ndef oauth_not_offered",
 )

@@ -14,8 +14,8 @@ import pytest
 from jsonschema import Draft202012Validator
 
 from mcp_tools import ToolFailure
+from mcp_tools.catalogue.surfaces import active_catalogue
 from mcp_tools.execution import error_result, failure_result, internal_error_result
-from mcp_tools.surfaces import active_catalogue
 from tests.mcp_tools.conftest import ROLE_NAMES
 from tests.mutations import mutation
 from tests.tool_errors import tool_error

@@ -19,10 +19,10 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.management import call_command
 
 from mcp_tools import CallContext
-from mcp_tools.factories import FactoryRegistry
-from mcp_tools.raw import RawRegistry
-from mcp_tools.registry import default_registry
-from mcp_tools.surfaces import activated, build_catalogue
+from mcp_tools.authoring.factories import FactoryRegistry
+from mcp_tools.authoring.raw import RawRegistry
+from mcp_tools.authoring.registry import default_registry
+from mcp_tools.catalogue.surfaces import activated, build_catalogue
 from tests.mutations import mutation
 from tests.testapps.mcp_surface import controls
 
@@ -50,7 +50,7 @@ def test_a_factory_tool_is_defined_by_the_callers_own_data(mcp_client):
 
 
 @mutation(
-    "mcp_tools/factories.py",
+    "mcp_tools/authoring/factories.py",
     find="        made = self.factory(ctx)\n",
     replace=(
         '        made = globals().setdefault("_BUILT", {}).setdefault(\n'
@@ -82,7 +82,7 @@ class _Result:  # not a pydantic model: refused above before it matters
 
 
 @mutation(
-    "mcp_tools/raw.py",
+    "mcp_tools/authoring/raw.py",
     find='    if not conf.get("ALLOW_RAW_TOOLS"):\n        return []\n',
     replace="",
 )
@@ -113,7 +113,7 @@ def test_enabled_raw_tools_are_served_warned_about_and_listed_apart(mcp_client, 
 
 
 @mutation(
-    "mcp_tools/raw.py",
+    "mcp_tools/authoring/raw.py",
     find="if len(params) != 1 or any(h is CallContext for h in hints.values()):",
     replace="if len(params) != 1:",
 )

@@ -8,10 +8,10 @@ import pytest
 from django.core.exceptions import ImproperlyConfigured
 
 from mcp_tools import CallContext
-from mcp_tools.prompts import PromptRegistry
-from mcp_tools.registry import Registry
-from mcp_tools.resources import ResourceRegistry
-from mcp_tools.surfaces import activated, build_catalogue
+from mcp_tools.authoring.prompts import PromptRegistry
+from mcp_tools.authoring.registry import Registry
+from mcp_tools.authoring.resources import ResourceRegistry
+from mcp_tools.catalogue.surfaces import activated, build_catalogue
 from tests.mcp_tools.conftest import McpClient
 from tests.mutations import mutation
 
@@ -60,7 +60,7 @@ def _modern_result(client: McpClient, method: str) -> dict[str, Any]:
 
 
 @mutation(
-    "mcp_tools/registry.py",
+    "mcp_tools/authoring/spec.py",
     find='            definition["icons"] = [dict(icon) for icon in self.icons]\n',
     replace="            pass\n",
 )

@@ -15,7 +15,8 @@ from unittest import mock
 import pytest
 from django.utils import timezone
 
-from mcp_tools import conf, requeststate
+from mcp_tools import conf
+from mcp_tools.asking import requeststate
 from tests.factories import MembershipFactory, bearer_for
 from tests.mcp_tools.conftest import McpClient
 from tests.mutations import Edit, mutation
@@ -64,7 +65,7 @@ def test_a_question_then_its_answer_with_the_signed_state(mcp_client):
 
 
 @mutation(
-    "mcp_tools/requeststate.py",
+    "mcp_tools/asking/requeststate.py",
     find="        payload = signing.loads(token, salt=SALT, max_age=ttl)\n",
     replace=(
         '        payload = __import__("json").loads(\n'
@@ -92,12 +93,12 @@ def test_a_tampered_state_is_refused(mcp_client):
 
 @mutation(
     Edit(
-        "mcp_tools/requeststate.py",
+        "mcp_tools/asking/requeststate.py",
         find="payload = signing.loads(token, salt=SALT, max_age=ttl)",
         replace="payload = signing.loads(token, salt=SALT)",
     ),
     Edit(
-        "mcp_tools/requeststate.py",
+        "mcp_tools/asking/requeststate.py",
         find="    if expires <= timezone.now().timestamp():",
         replace="    if False:",
     ),
@@ -111,14 +112,14 @@ def test_an_expired_state_is_refused(mcp_client):
     later = timezone.now() + dt.timedelta(seconds=ttl + 5)
     with (
         mock.patch("django.core.signing.time.time", return_value=later.timestamp()),
-        mock.patch("mcp_tools.requeststate.timezone.now", return_value=later),
+        mock.patch("mcp_tools.asking.requeststate.timezone.now", return_value=later),
     ):
         response = _call(client, inputResponses=_answer(first), requestState=first["requestState"])
     assert _refusal(response) == "expired"
 
 
 @mutation(
-    "mcp_tools/requeststate.py",
+    "mcp_tools/asking/requeststate.py",
     find='    if payload.get("b") != binding.as_list():',
     replace="    if False:",
 )

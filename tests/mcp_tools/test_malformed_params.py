@@ -44,7 +44,7 @@ def _cases() -> list[tuple[str, str, Any]]:
 
 
 @mutation(
-    "mcp_tools/taskstore.py",
+    "mcp_tools/tasks/store.py",
     find="if not isinstance(task_id, str) or not TASK_ID_RE.fullmatch(task_id):",
     replace="if not isinstance(task_id, str) or len(task_id) > 64:",
 )
@@ -99,7 +99,7 @@ NUL_CASES: list[tuple[str, dict[str, Any]]] = [
 
 
 @mutation(
-    "mcp_tools/prompts.py",
+    "mcp_tools/authoring/prompts.py",
     find="        if unstorable:\n            return [",
     replace="        if False:\n            return [",
 )
@@ -109,7 +109,7 @@ NUL_CASES: list[tuple[str, dict[str, Any]]] = [
     replace="    if False:\n        problems = ",
 )
 @mutation(
-    "mcp_tools/resources.py",
+    "mcp_tools/authoring/resources.py",
     find="if values is None or _jsonrpc.unstorable_strings(values):",
     replace="if values is None:",
 )
@@ -118,7 +118,8 @@ def test_a_nul_in_a_prompt_resource_or_completion_never_reaches_application_code
     mcp_client, method, params
 ):
     """Mutation: drop the ``unstorable_strings`` check from
-    ``mcp_tools.prompts.PromptSpec.validate`` → red (the flock name reaches PostgreSQL, which
+    ``mcp_tools.authoring.prompts.PromptSpec.validate`` → red (the flock name reaches PostgreSQL,
+    which
     refuses a NUL: an internal error); from ``handlers._complete`` → red (the value reaches
     the completer); from ``ResourceTemplateSpec.bind`` → red (the variable reaches the
     resource)."""

@@ -64,7 +64,7 @@ def test_a_tool_error_prints_its_code_and_data_and_fails() -> None:
 
 @mutation(
     Edit(
-        "mcp_tools/surfaces.py",
+        "mcp_tools/catalogue/surfaces.py",
         find="admitted = [spec for spec in specs if evaluate_role(spec.policy, actor)]",
         replace="admitted = list(specs)",
     ),

@@ -17,8 +17,8 @@ from django.core.exceptions import ImproperlyConfigured
 from ninja import Field, FilterLookup, FilterSchema, Header, NinjaAPI, Query, Schema
 from ninja.pagination import PageNumberPagination, paginate
 
+from mcp_tools.authoring.registry import Registry
 from mcp_tools.ninja import TenancyAuth, ninja_tool
-from mcp_tools.registry import Registry
 from tests.mutations import mutation
 
 api = NinjaAPI(urls_namespace="test-ninja-registration", auth=TenancyAuth())

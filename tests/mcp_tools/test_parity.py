@@ -8,10 +8,10 @@ import pytest
 from django.urls import URLPattern, URLResolver, get_resolver
 
 from idempotency.markers import HANDLES_OWN_IDEMPOTENCY, exempt_views
-from mcp_tools.factories import default_factories
-from mcp_tools.registry import default_registry
-from mcp_tools.surfaces import active_catalogue
-from mcp_tools.views import mcp_view
+from mcp_tools.authoring.factories import default_factories
+from mcp_tools.authoring.registry import default_registry
+from mcp_tools.catalogue.surfaces import active_catalogue
+from mcp_tools.serving.views import mcp_view
 from tenancy import Role, active_roles, evaluate
 from tenancy.permissions import admitted_roles
 from tenancy.probe import probe_actor
@@ -106,7 +106,7 @@ def test_the_system_check_reports_an_unknown_mirror(settings):
 
 
 @mutation(
-    "mcp_tools/surfaces.py",
+    "mcp_tools/catalogue/surfaces.py",
     find="admitted = [spec for spec in specs if evaluate_role(spec.policy, actor)]",
     replace="admitted = list(specs)",
 )

@@ -10,8 +10,8 @@ from django.core.exceptions import ImproperlyConfigured
 from django.test import override_settings
 
 from mcp_tools import CallContext
-from mcp_tools.registry import Registry
-from mcp_tools.surfaces import activated, build_catalogue
+from mcp_tools.authoring.registry import Registry
+from mcp_tools.catalogue.surfaces import activated, build_catalogue
 from tenancy import Policy, has_perm
 from tests.mcp_tools.conftest import McpClient
 from tests.mutations import mutation

@@ -16,12 +16,8 @@ from django.http import HttpRequest
 from pydantic import BaseModel, ConfigDict
 
 from mcp_tools import CallContext
-from mcp_tools.registry import (
-    IDEMPOTENCY_KEY_ALIAS,
-    Registry,
-    banned_parameter_type,
-    default_registry,
-)
+from mcp_tools.authoring.registry import Registry, default_registry
+from mcp_tools.authoring.spec import IDEMPOTENCY_KEY_ALIAS, banned_parameter_type
 from tenancy import ActorContext, RowScope, TenantContext
 from tests.mutations import Edit, mutation
 
@@ -47,7 +43,7 @@ def test_bad_names_are_refused(name):
 
 
 @mutation(
-    "mcp_tools/registry.py",
+    "mcp_tools/authoring/registry.py",
     find="        if existing is not None and existing.qualname != spec.qualname:",
     replace="        if False:",
 )
@@ -112,7 +108,7 @@ BANNED = [
 
 
 @mutation(
-    "mcp_tools/registry.py",
+    "mcp_tools/authoring/spec.py",
     find="    from django.apps.registry import Apps\n",
     replace="    return ()\n    from django.apps.registry import Apps\n",
 )
@@ -250,7 +246,7 @@ def test_the_walk_covers_real_tools():
 
 
 @mutation(
-    "mcp_tools/registry.py",
+    "mcp_tools/authoring/registry.py",
     find="        self._tools[spec.name] = spec\n",
     replace=(
         '        self._tools[spec.name] = __import__("dataclasses").replace(spec, fn=lambda *, x: '
@@ -268,7 +264,7 @@ def test_every_tool_takes_the_call_context_first(spec):
 
 @mutation(
     Edit(
-        "mcp_tools/registry.py",
+        "mcp_tools/authoring/registry.py",
         find="        self._tools[spec.name] = spec\n",
         replace=(
             "        self._tools[spec.name] = "
@@ -276,7 +272,7 @@ def test_every_tool_takes_the_call_context_first(spec):
         ),
     ),
     Edit(
-        "mcp_tools/registry.py",
+        "mcp_tools/authoring/registry.py",
         find="default_registry = Registry()\n",
         replace=(
             "from django.http import HttpRequest  # noqa: E402\n\n\n"
@@ -296,7 +292,7 @@ def test_no_tool_takes_ambient_identity_a_db_handle_or_a_locator(spec):
 
 
 @mutation(
-    "mcp_tools/registry.py",
+    "mcp_tools/authoring/registry.py",
     find="        self._tools[spec.name] = spec\n",
     replace=(
         '        self._tools[spec.name] = __import__("dataclasses").replace(spec, mirrors=(), '
@@ -312,7 +308,7 @@ def test_every_tool_declares_a_mirror_or_a_reason(spec):
 
 @mutation(
     Edit(
-        "mcp_tools/registry.py",
+        "mcp_tools/authoring/rules.py",
         find=(
             "            args_model = create_model(  # type: ignore[call-overload]\n"
             "                arg_model_name,\n"
@@ -323,7 +319,7 @@ def test_every_tool_declares_a_mirror_or_a_reason(spec):
         replace="            args_model = user_model\n",
     ),
     Edit(
-        "mcp_tools/registry.py",
+        "mcp_tools/authoring/rules.py",
         find=(
             "        if not read_only:\n"
             "            fields[IDEMPOTENCY_KEY_FIELD] = _idempotency_key_field()\n"
@@ -331,7 +327,7 @@ def test_every_tool_declares_a_mirror_or_a_reason(spec):
         replace="",
     ),
     Edit(
-        "mcp_tools/registry.py",
+        "mcp_tools/authoring/rules.py",
         find="    if not read_only and (\n        IDEMPOTENCY_KEY_ALIAS not in",
         replace="    if False and (\n        IDEMPOTENCY_KEY_ALIAS not in",
     ),
@@ -361,13 +357,13 @@ def test_a_declared_error_code_is_dotted_words_with_a_description(errors):
 
 
 @mutation(
-    "mcp_tools/registry.py",
+    "mcp_tools/authoring/spec.py",
     find="framework = FRAMEWORK_ERRORS + (() if self.read_only else WRITE_ERRORS)",
     replace="framework = FRAMEWORK_ERRORS",
 )
 def test_the_reference_lists_the_framework_codes_then_the_tools_own():
     """Mutation: drop ``WRITE_ERRORS`` from ``ToolSpec.error_codes`` → red."""
-    from mcp_tools.reference import render_tool
+    from mcp_tools.authoring.reference import render_tool
 
     registry = Registry()
     registry.tool(description="d", name="w", mirrors_no_route="t", errors={"Farm.Closed": "x."})(

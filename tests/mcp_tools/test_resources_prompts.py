@@ -17,10 +17,10 @@ from pydantic import Field
 
 from cluck.roles import FARM_ROLES
 from mcp_tools import CallContext
-from mcp_tools import uritemplate as rfc6570
-from mcp_tools.prompts import PromptRegistry
-from mcp_tools.resources import ResourceRegistry
-from mcp_tools.surfaces import activated, active_catalogue, build_catalogue
+from mcp_tools.authoring import uritemplate as rfc6570
+from mcp_tools.authoring.prompts import PromptRegistry
+from mcp_tools.authoring.resources import ResourceRegistry
+from mcp_tools.catalogue.surfaces import activated, active_catalogue, build_catalogue
 from tests.mcp_tools.conftest import HANDSHAKE
 from tests.mutations import Edit, mutation
 
@@ -141,7 +141,7 @@ def test_prompt_arguments_must_be_strings():
 
 @mutation(
     Edit(
-        "mcp_tools/features.py",
+        "mcp_tools/catalogue/features.py",
         find=(
             "    admitted_resources = [r for r in resources.resources() if admits(r.policy)]\n"
             "    admitted_templates = [t for t in resources.templates() if admits(t.policy)]\n"
@@ -155,7 +155,7 @@ def test_prompt_arguments_must_be_strings():
     ),
 )
 def test_resources_and_templates_are_listed_per_role(mcp_client):
-    """Mutation: drop ``admits`` in ``mcp_tools.features.build_features`` → red."""
+    """Mutation: drop ``admits`` in ``mcp_tools.catalogue.features.build_features`` → red."""
     owner = {
         r["uri"] for r in _result(_handshake(mcp_client("Owner"), "resources/list"))["resources"]
     }
@@ -201,7 +201,7 @@ def test_an_unknown_resource_is_invalid_params_with_the_uri(mcp_client):
 
 @mutation(
     Edit(
-        "mcp_tools/features.py",
+        "mcp_tools/catalogue/features.py",
         find=(
             "    admitted_resources = [r for r in resources.resources() if ad"
             "mits(r.policy)]\n"
@@ -224,7 +224,7 @@ def test_an_unknown_resource_is_invalid_params_with_the_uri(mcp_client):
 )
 def test_hidden_resources_and_prompts_are_unknown_like_missing_ones(mcp_client):
     """Mutation: serve resources and prompts without their policy — build the feature surfaces
-    from every definition (drop ``admits`` in ``mcp_tools.features.build_features``) *and*
+    from every definition (drop ``admits`` in ``mcp_tools.catalogue.features.build_features``) *and*
     make ``mcp_tools.handlers._visible`` return the spec unasked → red. (Each layer alone is
     caught by the listing test and the live-policy test below.)"""
     worker = mcp_client("Worker")
@@ -321,7 +321,7 @@ def test_lists_page_by_cursors_bound_to_the_listing(mcp_client):
 
 
 def active_catalogue_registry() -> Any:
-    from mcp_tools.registry import default_registry
+    from mcp_tools.authoring.registry import default_registry
 
     return default_registry
 
@@ -410,7 +410,7 @@ def test_completions_answer_prompt_arguments_and_template_variables(mcp_client):
 
 @mutation(
     Edit(
-        "mcp_tools/features.py",
+        "mcp_tools/catalogue/features.py",
         find=(
             "    admitted_resources = [r for r in resources.resources() if ad"
             "mits(r.policy)]\n"
@@ -433,7 +433,8 @@ def test_completions_answer_prompt_arguments_and_template_variables(mcp_client):
 )
 def test_completion_of_a_hidden_prompt_is_unknown(mcp_client):
     """Mutation: build the feature surfaces from every definition (drop ``admits`` in
-    ``mcp_tools.features.build_features``) *and* look the prompt up in ``handlers._complete``
+    ``mcp_tools.catalogue.features.build_features``) *and* look the prompt up in
+    ``handlers._complete``
     without ``_visible`` → red (a Worker gets completions of an owner-only prompt)."""
     ref = {"type": "ref/prompt", "name": "mcptest_owner_prompt"}
     refused = _error(

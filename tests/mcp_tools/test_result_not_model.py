@@ -15,9 +15,9 @@ import pytest
 from pydantic import BaseModel
 
 from cluck.models import Customer
-from mcp_tools.context import CallContext
-from mcp_tools.registry import Registry
-from mcp_tools.surfaces import activated, build_catalogue
+from mcp_tools.authoring.registry import Registry
+from mcp_tools.call.context import CallContext
+from mcp_tools.catalogue.surfaces import activated, build_catalogue
 from tenancy import AUTHENTICATED
 from tests.mutations import mutation
 

@@ -13,7 +13,7 @@ import pytest
 from django.core.management import CommandError, call_command
 from django.test import Client
 
-from mcp_tools.server_card import SERVER_CARD_MEDIA_TYPE
+from mcp_tools.serving.server_card import SERVER_CARD_MEDIA_TYPE
 from tests.factories import FarmFactory, MembershipFactory, bearer_for
 from tests.mutations import mutation
 
@@ -97,7 +97,7 @@ def test_the_server_card_is_valid_public_json(client: Client, path: str) -> None
 
 
 @mutation(
-    "mcp_tools/server_card.py",
+    "mcp_tools/serving/server_card.py",
     find="@ignores_ambient_credentials\n@require_safe",
     replace="@require_safe",
 )

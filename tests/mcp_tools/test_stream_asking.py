@@ -1,4 +1,4 @@
-"""Server-to-client requests in the 2025-11-25 era, without sessions (``mcp_tools.mailbox``).
+"""Server-to-client requests in the 2025-11-25 era, without sessions (``mcp_tools.asking.mailbox``).
 
 A ``tools/call`` answered as SSE carries the tool's ``elicitation/create`` with a server-chosen
 id; the client's answer is a separate POST that may land on another replica. Two real uvicorn
@@ -120,7 +120,7 @@ def _answer(request: dict[str, Any], content: dict[str, Any]) -> dict[str, Any]:
 
 
 @mutation(
-    "mcp_tools/mailbox.py",
+    "mcp_tools/asking/mailbox.py",
     find="        request_id=request_id, tenant_key=str(tenant), owner_key=str(owner)\n",
     replace="        request_id=request_id, tenant_key=str(tenant)\n",
 )
@@ -154,7 +154,7 @@ def test_an_answer_posted_to_another_replica_reaches_only_its_members_call_once(
 
 
 @mutation(
-    "mcp_tools/mailbox.py",
+    "mcp_tools/asking/mailbox.py",
     find="        mine = ClientRequest.objects.filter(\n            request_id=request_id,\n",
     replace="        mine = ClientRequest.objects.filter(\n",
 )

@@ -98,7 +98,7 @@ def test_progress_is_streamed_on_the_requests_own_response_then_the_result(beare
 
 
 @mutation(
-    "mcp_tools/exchange.py",
+    "mcp_tools/call/exchange.py",
     find="        if self.progress_token is None:\n            return\n        params",
     replace="        params",
 )

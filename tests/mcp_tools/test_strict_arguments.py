@@ -12,8 +12,9 @@ from typing import Any
 
 import pytest
 
+from mcp_tools.authoring.registry import default_registry
+from mcp_tools.authoring.spec import ToolSpec
 from mcp_tools.execution import CODE_INVALID_ARGUMENTS, validate_arguments
-from mcp_tools.registry import ToolSpec, default_registry
 from tests.factories import FarmFactory, MembershipFactory, bearer_for
 from tests.mcp_tools.conftest import McpClient
 from tests.mcp_tools.schema_walk import (
@@ -208,7 +209,7 @@ def test_the_reported_coercions_are_refused(patch: dict[str, Any]) -> None:
     assert any(e["field"].startswith(field) for e in _errors(validate_arguments(spec, arguments)))
 
 
-@mutation("mcp_tools/registry.py", find="    _state_date_format(input_schema)\n", replace="")
+@mutation("mcp_tools/authoring/rules.py", find="    _state_date_format(input_schema)\n", replace="")
 def test_a_date_is_published_as_a_yyyy_mm_dd_string() -> None:
     """Many validators and generators treat ``format`` as a note only; the pattern says it.
     Mutation: drop ``_state_date_format`` from ``build_spec`` → no pattern → red."""

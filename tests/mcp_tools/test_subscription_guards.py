@@ -22,7 +22,7 @@ import pytest
 from django.utils import timezone
 
 from cluck.models import Farm, Flock, WorkerAssignment
-from mcp_tools.notifications import notify_resource_updated
+from mcp_tools.subscriptions.bus import notify_resource_updated
 from tenancy.models import Membership
 from tenancy.services import membership_set_roles
 from tenancy.tokens import issue_token
@@ -128,7 +128,7 @@ def test_a_worker_of_flock_1_is_told_nothing_of_flock_2(server):
     replace="            self._verdicts[uri] = True",
 )
 @mutation(
-    "mcp_tools/notifications.py",
+    "mcp_tools/subscriptions/bus.py",
     find="            listener.caller = listener.recheck()",
     replace="            listener.recheck()",
 )
@@ -230,12 +230,12 @@ def _last_message(stream: Stream, within: float) -> tuple[dict[str, Any], float]
 
 
 @mutation(
-    "mcp_tools/callers.py",
+    "mcp_tools/call/callers.py",
     find="    ensure_still_live(membership, credential_epoch=",
     replace="    (lambda *a, **k: None)(membership, credential_epoch=",
 )
 @mutation(
-    "mcp_tools/notifications.py",
+    "mcp_tools/subscriptions/bus.py",
     find="                    _recheck(listeners)\n",
     replace="                    pass\n",
 )

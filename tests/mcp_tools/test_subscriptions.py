@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from cluck.services.daily_entries import daily_entry_record
-from mcp_tools.notifications import notify_resource_updated
+from mcp_tools.subscriptions.bus import notify_resource_updated
 from tests.factories import (
     FarmFactory,
     FlockFactory,
@@ -224,7 +224,7 @@ def test_the_resource_subscriptions_of_a_listen_are_bounded(server):
 
 
 @mutation(
-    "mcp_tools/notifications.py",
+    "mcp_tools/subscriptions/bus.py",
     find="                if tenant_key and tenant_key != listener.tenant_key:\n"
     "                    continue\n",
     replace="",

@@ -121,7 +121,7 @@ def test_sdk_listener_hears_a_daily_entry_recorded_by_another_client(server):
 
 
 @mutation(
-    "mcp_tools/notifications.py",
+    "mcp_tools/subscriptions/bus.py",
     find="                if tenant_key and tenant_key != listener.tenant_key:\n"
     "                    continue\n",
     replace="",

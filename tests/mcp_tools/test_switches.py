@@ -11,10 +11,10 @@ import pytest
 from django.test import Client, override_settings
 from pydantic import BaseModel
 
-from mcp_tools import switches
-from mcp_tools.context import CallContext
-from mcp_tools.registry import Registry
-from mcp_tools.surfaces import activated, active_catalogue, build_catalogue
+from mcp_tools.authoring.registry import Registry
+from mcp_tools.call.context import CallContext
+from mcp_tools.catalogue.surfaces import activated, active_catalogue, build_catalogue
+from mcp_tools.operator import switches
 from tenancy import AUTHENTICATED, Role
 from tests.a2a_tools.conftest import A2AClient
 from tests.mcp_tools.conftest import McpClient
@@ -61,7 +61,7 @@ def write_tools_of(role: str) -> list[str]:
 
 
 @mutation(
-    "mcp_tools/switches.py",
+    "mcp_tools/operator/switches.py",
     find="        if self.read_only and not spec.read_only:",
     replace="        if False:",
 )
@@ -219,7 +219,7 @@ def _tool_error(reply: dict[str, Any]) -> dict[str, Any]:
 
 
 @mutation(
-    "mcp_tools/switches.py",
+    "mcp_tools/operator/switches.py",
     find='        over, retry = _count(TOOL_RATE_GROUP, rate, f"tenant:{tenant}:tool:{spec.name}")',
     replace="        over, retry = False, 0",
 )

@@ -210,7 +210,7 @@ def test_a_worker_killed_mid_task_fails_the_task_when_its_tool_declares_no_retry
 
 
 @mutation(
-    "mcp_tools/taskstore.py",
+    "mcp_tools/tasks/store.py",
     find="        if row.attempts < row.max_attempts and self.on_requeue is not None:\n",
     replace="        if False:\n",
 )
@@ -235,7 +235,7 @@ def test_a_worker_killed_mid_task_is_run_again_when_its_tool_declares_task_retry
 
 
 @mutation(
-    "mcp_tools/tasks.py",
+    "mcp_tools/tasks/run.py",
     find="    validated = validate_arguments(spec, view.arguments)\n",
     replace="    validated = validate_arguments(\n"
     '        spec, {**view.arguments, "idempotencyKey": __import__("uuid").uuid4().hex}\n'
@@ -264,7 +264,7 @@ def test_a_write_task_is_done_once_under_a_worker_restart(engine, bearer):
 
 
 @mutation(
-    "mcp_tools/tasks.py",
+    "mcp_tools/tasks/run.py",
     find="            self._gone = not store.is_working(self.task_id)\n",
     replace="            self._gone = False\n",
 )

@@ -132,7 +132,7 @@ def _refusal_code(url: str, bearer: str) -> str:
 
 
 @mutation(
-    "mcp_tools/callers.py",
+    "mcp_tools/call/callers.py",
     find="    ensure_still_live(membership, credential_epoch=",
     replace="    (lambda *a, **k: None)(membership, credential_epoch=",
 )
@@ -152,7 +152,7 @@ def _refusal_code(url: str, bearer: str) -> str:
     replace="        if token is None:\n",
 )
 @mutation(
-    "mcp_tools/tasks.py",
+    "mcp_tools/tasks/run.py",
     find="                credential_epoch=ctx.actor.credential_epoch,\n",
     replace="",
 )

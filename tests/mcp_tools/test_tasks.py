@@ -17,7 +17,7 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from mcp_tools.models import RequestStateRedemption, TaskRecord
-from mcp_tools.taskrunner import runner
+from mcp_tools.tasks.engine import task_engine
 from tests.factories import MembershipFactory, bearer_for
 from tests.mcp_tools.conftest import HANDSHAKE, McpClient
 from tests.mutations import mutation
@@ -31,7 +31,7 @@ WITH_INPUT = {"elicitation": {}, **TASKS}
 def _tasks_finish_before_the_database_goes():
     yield
     deadline = time.monotonic() + 15
-    while runner.in_use and time.monotonic() < deadline:
+    while task_engine.in_use and time.monotonic() < deadline:
         TaskRecord.objects.filter(status="working").update(status="cancelled")
         time.sleep(0.05)
 
@@ -90,12 +90,12 @@ def test_without_the_extension_an_optional_tool_runs_synchronously(mcp_client):
 
 
 @mutation(
-    "mcp_tools/taskstore.py",
+    "mcp_tools/tasks/store.py",
     find="            owner_key=owner.owner_key,\n            expires_at__gt",
     replace="            expires_at__gt",
 )
 @mutation(
-    "mcp_tools/taskstore.py",
+    "mcp_tools/tasks/store.py",
     find=(
         "            tenant_key=owner.tenant_key,\n"
         "            owner_key=owner.owner_key,\n"
@@ -190,7 +190,7 @@ def test_tasks_methods_need_the_extension_and_the_routing_header(mcp_client):
 
 
 @mutation(
-    "mcp_tools/taskstore.py",
+    "mcp_tools/tasks/store.py",
     find="            and row.lease_expires_at < timezone.now()\n",
     replace="            and False\n",
 )

@@ -1,4 +1,5 @@
-"""``mcp_tools.test``: the in-process client and the helpers a project pins its tools with.
+"""``mcp_tools.testing.client``: the in-process client and the helpers a project pins its tools
+with.
 
 ``transactional_db``: tools run in worker threads with their own connections.
 """
@@ -10,7 +11,7 @@ from typing import Any
 import pytest
 from django.test import Client
 
-from mcp_tools.test import (
+from mcp_tools.testing.client import (
     ERAS,
     FORCED_CREDENTIAL,
     ForcedCredential,
@@ -116,12 +117,12 @@ def test_a_disabled_member_is_refused_like_any_token() -> None:
 
 
 @mutation(
-    "mcp_tools/test.py",
+    "mcp_tools/testing/client.py",
     find="if not isinstance(forced, ForcedCredential):",
     replace="if forced is None:",
 )
 @mutation(
-    "mcp_tools/test.py",
+    "mcp_tools/testing/client.py",
     find="    if not hmac.compare_digest(forced.secret, raw):\n",
     replace="    if False:\n",
 )
@@ -160,7 +161,7 @@ def test_a_forced_credential_cannot_be_reached_from_a_real_request() -> None:
 
 
 @mutation(
-    "mcp_tools/surfaces.py",
+    "mcp_tools/catalogue/surfaces.py",
     find="admitted = [spec for spec in specs if evaluate_role(spec.policy, actor)]",
     replace="admitted = list(specs)",
 )

@@ -182,7 +182,7 @@ def test_an_async_tool_holds_a_concurrency_slot_while_it_runs(server: str, beare
 
 
 @mutation(
-    "mcp_tools/streaming.py",
+    "mcp_tools/serving/streaming.py",
     find="            # http.disconnect and closes this iterator). That cancels the call.\n"
     "            call.cancel()\n",
     replace="            pass\n",

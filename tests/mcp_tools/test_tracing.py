@@ -21,9 +21,9 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 from opentelemetry.trace import SpanKind, StatusCode
 
-from mcp_tools.asgi import SyncMiddlewareASGIHandler
 from mcp_tools.execution import results as tool_results
 from mcp_tools.observability.tracing import instrument_django
+from mcp_tools.serving.asgi import SyncMiddlewareASGIHandler
 from tests.mcp_tools.conftest import HANDSHAKE, MODERN, modern_meta
 from tests.mutations import Edit, mutation
 
@@ -220,7 +220,7 @@ def test_the_context_carried_into_the_thread_is_only_opentelemetrys(mcp_client, 
     """The call context guard (a context built outside the request is refused) still holds in
     the worker thread: ``carry`` moves no other context variable there. Mutation: run
     ``work`` in ``contextvars.copy_context()`` in ``carry`` → red."""
-    from mcp_tools.context import _request_in_flight
+    from mcp_tools.call.context import _request_in_flight
 
     seen: list[Any] = []
     invoke = tool_results._invoke

@@ -22,7 +22,7 @@ def _refusal(response: Any) -> dict[str, Any]:
 
 
 @mutation(
-    "mcp_tools/views.py",
+    "mcp_tools/serving/views.py",
     find="_jsonrpc.error_bytes(_request_id(request), UNAUTHENTICATED,",
     replace="_jsonrpc.error_bytes(None, UNAUTHENTICATED,",
 )

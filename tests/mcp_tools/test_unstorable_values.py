@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mcp_tools.models import ClientDeclaration, TaskRecord
-from mcp_tools.taskrunner import runner
+from mcp_tools.tasks.engine import task_engine
 from tests.mcp_tools.conftest import HANDSHAKE, MODERN, McpClient
 from tests.mutations import mutation
 
@@ -139,7 +139,7 @@ def _audit_api(client: McpClient) -> Client:
 
 
 @mutation(
-    "mcp_tools/operator_api.py",
+    "mcp_tools/operator/api.py",
     find="            value = _text_param(request, param)",
     replace="            value = request.query_params.get(param)",
 )
@@ -159,7 +159,7 @@ def test_an_audit_filter_holding_nul_is_a_400(mcp_client, caplog, query):
 
 
 @mutation(
-    "mcp_tools/operator_api.py",
+    "mcp_tools/operator/api.py",
     find="    if not (raw.isascii() and raw.isdigit()) or",
     replace="    if not raw.isdigit() or",
 )
@@ -177,7 +177,7 @@ def test_audit_paging_reads_ascii_digits_only(mcp_client, query):
 
 
 @mutation(
-    "mcp_tools/admin.py",
+    "mcp_tools/operator/admin.py",
     find="            if unstorable_strings([name, *values]):",
     replace="            if False:",
 )
@@ -259,7 +259,7 @@ def owner(mcp_client: Any) -> Iterator[McpClient]:
     yield client
     # The tasks the fuzz started end before the test database is flushed.
     deadline = time.monotonic() + 15
-    while runner.in_use and time.monotonic() < deadline:
+    while task_engine.in_use and time.monotonic() < deadline:
         time.sleep(0.05)
 
 
@@ -274,7 +274,7 @@ def staff() -> Client:
 
 
 @mutation(
-    "mcp_tools/operator_api.py",
+    "mcp_tools/operator/api.py",
     find="    problems = _jsonrpc.unstorable_strings(raw)",
     replace="    problems = []",
 )

@@ -63,7 +63,9 @@ def test_fingerprint_is_taken_after_canonicalisation(mcp_client):
 
 
 @mutation(
-    "mcp_tools/registry.py", find='return f"mcp:tool:{self.name}"', replace='return "mcp:tool"'
+    "mcp_tools/authoring/spec.py",
+    find='return f"mcp:tool:{self.name}"',
+    replace='return "mcp:tool"',
 )
 def test_two_real_write_tools_with_the_same_key_never_collide(mcp_client):
     """Guard 20. Mutation: make ``ToolSpec.operation_key`` return "mcp:tool" for every tool

@@ -108,7 +108,7 @@ def one(result: dict[str, Any]) -> dict[str, Any]:
 
 
 @mutation(
-    "mcp_tools/drf.py",
+    "mcp_tools/contrib/drf/view.py",
     find='                "handle_exception": handle_exception,\n',
     replace=(
         '                "handle_exception": handle_exception,\n'
@@ -157,7 +157,7 @@ def test_another_stores_products_never_appear(storefront: Storefront) -> None:
 
 
 @mutation(
-    "mcp_tools/drf.py",
+    "mcp_tools/contrib/drf/view.py",
     find="self.query_names if name in values}",
     replace="() if name in values}",
 )
@@ -199,7 +199,7 @@ REFUSED: list[dict[str, Any]] = [
 
 
 @mutation(
-    "mcp_tools/drf.py",
+    "mcp_tools/contrib/drf/schemas.py",
     find='            info["max_length"] = field.max_length\n        if field.min_length',
     replace="            pass\n        if field.min_length",
 )
@@ -222,7 +222,7 @@ def test_the_input_schema_rejects_what_the_serializer_rejects(storefront: Storef
 
 
 @mutation(
-    "mcp_tools/drf.py",
+    "mcp_tools/contrib/drf/requests.py",
     find='            operation_key=sha256_hex(f"{request.method}:{request.path}"),\n',
     replace='            operation_key=sha256_hex(f"mcp:{request.method}:{request.path}"),\n',
 )

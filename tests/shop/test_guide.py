@@ -3,7 +3,8 @@
 The guide's files are the shop's files; its ``python manage.py …`` lines are run verbatim in a
 copy of the shop outside the repository (SQLite, the default), then the shop is migrated from
 zero on a fresh PostgreSQL database; both are served (``runserver``, uvicorn on
-``mcp_tools.asgi``) and driven by the official ``mcp`` SDK client, and people sign in through
+``mcp_tools.serving.asgi``) and driven by the official ``mcp`` SDK client, and people sign in
+through
 ``include("tenancy.urls")``.
 """
 

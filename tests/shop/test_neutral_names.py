@@ -93,7 +93,7 @@ def text_farm_words(line: str) -> list[str]:
 
 
 @mutation(
-    "mcp_tools/registry.py",
+    "mcp_tools/authoring/rules.py",
     find='e.g. Order.NotFound")',
     replace='e.g. Flock.NotFound")',
 )

@@ -1,5 +1,6 @@
 """The shop's own pytest suite (``catalog/tests.py``) runs in a copy of the shop, as a project's
-suite would: ``from mcp_tools.test import MCPClient``, the plugin's fixtures, no server."""
+suite would: ``from mcp_tools.testing.client import MCPClient``, the plugin's fixtures, no
+server."""
 
 from __future__ import annotations
 
@@ -33,7 +34,7 @@ def test_the_shops_own_suite_tests_its_tools_in_process(tmp_path: Path) -> None:
             "catalog/tests.py",
             "--ds=shop.settings",
             "-p",
-            "mcp_tools.pytest_plugin",
+            "mcp_tools.testing.pytest_plugin",
             "-p",
             "no:cacheprovider",
             "-q",

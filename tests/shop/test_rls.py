@@ -6,9 +6,10 @@ added (and with them A2A and the database task worker, as a team adds them), is 
 from zero on a fresh PostgreSQL database as the test run's user (a superuser: the role switch
 is what makes the policies hold), and two stores' owners call the careless tools over ``/mcp``
 served by uvicorn in both eras, as a task run by ``manage.py db_worker``, as an A2A skill,
-through ``manage.py mcp_call``, through ``mcp_tools.test.MCPClient``, and over ``/mcp`` served
-through PgBouncer in transaction mode. The project's own code (``manage.py shell``) still sees
-both stores. The shop's own pytest suite passes on PostgreSQL with row-level security on.
+through ``manage.py mcp_call``, through ``mcp_tools.testing.client.MCPClient``, and over
+``/mcp`` served through PgBouncer in transaction mode. The project's own code (``manage.py
+shell``) still sees both stores. The shop's own pytest suite passes on PostgreSQL with
+row-level security on.
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ from typing import Any
 
 import pytest
 from cluck.devpgbouncer import pgbouncer
-from mcp_tools.test import ERAS
+from mcp_tools.testing.client import ERAS
 
 from tests.careless import seen_only
 from tests.deploy.server_connections import POOL, every_server_connection
@@ -66,7 +67,7 @@ IN_PROCESS = """
 import json
 from django.contrib.auth import get_user_model
 from catalog.models import Store
-from mcp_tools.test import ERAS, MCPClient
+from mcp_tools.testing.client import ERAS, MCPClient
 user = get_user_model().objects.get(email="owner@main.example")
 seen = {
     era: MCPClient(user=user, tenant=Store.objects.get(code="main"), era=era)
@@ -366,7 +367,7 @@ def test_the_shops_own_suite_passes_on_postgresql_under_row_level_security(
         shop = Shop(copy_project(tmp_path), env=env)
         output = shop.run(
             ["python", "-m", "pytest", "catalog/tests.py", "--ds=shop.settings",
-             "-p", "mcp_tools.pytest_plugin", "-p", "no:cacheprovider", "-q"],
+             "-p", "mcp_tools.testing.pytest_plugin", "-p", "no:cacheprovider", "-q"],
             timeout=300,
         )  # fmt: skip
         assert " passed" in output and "failed" not in output, output

@@ -156,7 +156,7 @@ def test_no_mcp_route_is_W003(shop: Shop) -> None:
 
 
 @mutation(
-    "mcp_tools/registry.py",
+    "mcp_tools/authoring/rules.py",
     find="        _refuse_tenant_argument(where, param.name)\n",
     replace="",
 )
@@ -176,7 +176,7 @@ def test_a_tenant_argument_is_refused_by_E009(shop: Shop) -> None:
 
 
 @mutation(
-    "mcp_tools/registry.py",
+    "mcp_tools/authoring/spec.py",
     find="        if isinstance(candidate, type) and issubclass(candidate, Model):",
     replace="        if False:",
 )
@@ -197,7 +197,7 @@ def test_a_model_typed_argument_is_refused_with_the_tool_named(shop: Shop) -> No
 
 
 @mutation(
-    "mcp_tools/registry.py",
+    "mcp_tools/authoring/registry.py",
     find="                if not self._deferring:\n                    raise\n",
     replace="                raise\n",
 )

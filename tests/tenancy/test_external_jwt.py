@@ -22,7 +22,7 @@ from django.http import HttpResponse
 from django.test import Client, RequestFactory
 from django.utils import timezone
 
-from mcp_tools.views import protected_resource_metadata
+from mcp_tools.serving.views import protected_resource_metadata
 from tenancy.checks import check_external_jwt
 from tenancy.exceptions import SigningKeysUnavailableError
 from tenancy.idp import external_jwt, jwks

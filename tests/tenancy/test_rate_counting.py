@@ -16,7 +16,7 @@ from django.test import Client, override_settings
 from django.test.utils import CaptureQueriesContext
 from django_ratelimit.core import get_usage
 
-from mcp_tools.views import RATE_BUDGET
+from mcp_tools.serving.views import RATE_BUDGET
 from tenancy.rates.throttling import API_BUDGET, membership_rate_key
 from tests.factories import FarmFactory, MembershipFactory, bearer_for
 from tests.mutations import mutation

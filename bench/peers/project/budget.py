@@ -1,4 +1,4 @@
-"""The peers' rate count: the same membership budget ``/mcp`` counts (``mcp_tools.views``),
+"""The peers' rate count: the same membership budget ``/mcp`` counts (``mcp_tools.serving.views``),
 counted by ``TenancyMiddleware`` with the token check, answered by each peer's own hook."""
 
 from __future__ import annotations

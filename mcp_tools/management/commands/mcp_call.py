@@ -1,7 +1,7 @@
 """``manage.py mcp_call TOOL --tenant CODE --email EMAIL [--arguments JSON] [--path PATH]``.
 
 Calls one tool as that member through the same path a client's request takes (the ``/mcp``
-view, the middleware, ``CallContext``; in-process, ``mcp_tools.test.MCPClient``, no token
+view, the middleware, ``CallContext``; in-process, ``mcp_tools.testing.client.MCPClient``, no token
 minted) and prints what the client would receive: the result, or the error code and data.
 A replay under a reused ``idempotencyKey`` says so (on stderr; the JSON on stdout carries
 ``replayed``). The exit status is 1 on a tool error, 2 on a protocol error (JSON-RPC).
@@ -19,8 +19,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
-from mcp_tools.routing import mcp_path
-from mcp_tools.test import ERAS, MODERN, MCPClient, MCPProtocolError
+from mcp_tools.serving.routing import mcp_path
+from mcp_tools.testing.client import ERAS, MODERN, MCPClient, MCPProtocolError
 from tenancy.management.commands._tenant import add_tenant_argument, tenant_by_code
 from tenancy.members import get_membership_model, memberships, user_field_path
 

@@ -15,7 +15,7 @@ from typing import Any
 from django.core.management.base import BaseCommand, CommandError, CommandParser
 
 from mcp_tools import conf
-from mcp_tools.server_card import server_json
+from mcp_tools.serving.server_card import server_json
 
 
 class Command(BaseCommand):

@@ -8,8 +8,8 @@ from django.apps import apps
 from django.core.management.base import BaseCommand
 
 from mcp_tools import conf
-from mcp_tools.raw import default_raw_tools
-from mcp_tools.surfaces import active_catalogue
+from mcp_tools.authoring.raw import default_raw_tools
+from mcp_tools.catalogue.surfaces import active_catalogue
 
 
 def _write_a2a_projection(out: Any, catalogue: Any) -> None:

@@ -6,7 +6,7 @@ from typing import Any
 
 from django.core.management.base import BaseCommand, CommandParser
 
-from mcp_tools.reference import render_reference
+from mcp_tools.authoring.reference import render_reference
 
 
 class Command(BaseCommand):

@@ -13,8 +13,8 @@ from typing import Any
 
 from django.core.management.base import BaseCommand
 
-from mcp_tools import tasks as mcp_tasks
 from mcp_tools.management import retention
+from mcp_tools.tasks import run as mcp_tasks
 
 TABLES = (
     "mcp_tools_task",

@@ -2,7 +2,7 @@
 
 import os
 
-from mcp_tools.asgi import get_asgi_application
+from mcp_tools.serving.asgi import get_asgi_application
 
 # If DJANGO_SETTINGS_MODULE is unset, default to the local settings
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.local")

@@ -11,7 +11,7 @@ from typing import Literal
 from django.db import connection
 from django.db.models import Count
 from mcp_tools import CallContext, tool
-from mcp_tools.drf import drf_tool
+from mcp_tools.contrib.drf import drf_tool
 from pydantic import BaseModel
 
 from careless.api import CarelessProducts

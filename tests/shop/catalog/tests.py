@@ -1,4 +1,5 @@
-"""The shop's own tests of its MCP tools: in-process, no server, no token (mcp_tools.test).
+"""The shop's own tests of its MCP tools: in-process, no server, no token
+(mcp_tools.testing.client).
 
 Run from the shop's directory: ``pytest catalog/tests.py --ds=shop.settings`` (pytest-django;
 the toolkit's pytest plugin provides ``mcp_client_for`` and ``mcp_era``).
@@ -10,7 +11,7 @@ from typing import Any
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import call_command
-from mcp_tools.test import (
+from mcp_tools.testing.client import (
     MCPClient,
     assert_replays_once,
     assert_tenant_isolated,

@@ -2,7 +2,7 @@
 
 import os
 
-from mcp_tools.asgi import get_asgi_application
+from mcp_tools.serving.asgi import get_asgi_application
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "shop.settings")
 application = get_asgi_application()

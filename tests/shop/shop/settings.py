@@ -29,7 +29,7 @@ INSTALLED_APPS = [
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
-    "mcp_tools.middleware.BodyCapMiddleware",  # toolkit: refuses oversized bodies first
+    "mcp_tools.serving.middleware.BodyCapMiddleware",  # toolkit: refuses oversized bodies first
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",

@@ -1,7 +1,7 @@
 """The product API's actions as MCP tools (its DRF ViewSet and its Ninja operations), next to
 catalog/mcp.py's hand-written ones."""
 
-from mcp_tools.drf import drf_tool
+from mcp_tools.contrib.drf import drf_tool
 from mcp_tools.ninja import ninja_tool
 
 from storefront.api import ProductViewSet

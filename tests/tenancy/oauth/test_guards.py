@@ -311,14 +311,15 @@ def test_a_read_scoped_token_steps_up_for_a_write_tool_its_role_allows():
     replace="    refused = None",
 )
 @mutation(
-    "mcp_tools/tasks.py",
+    "mcp_tools/methods/tasks.py",
     find="    scoped = scopes.refusal(ctx, read_only=True, what=str(method))",
     replace="    scoped = None",
 )
 def test_reads_beyond_tools_need_the_read_scope_and_listings_follow_the_role():
     """Mutations: in ``mcp_tools.methods.features.handle`` skip ``scopes.refusal`` → red (a token
     without ``mcp:read`` reads a resource, gets a prompt, completes); in
-    ``mcp_tools.tasks.handle`` skip it → red (``tasks/get`` answers -32602 instead of 403)."""
+    ``mcp_tools.methods.tasks.handle`` skip it → red (``tasks/get`` answers -32602 instead of
+    403)."""
     membership = MembershipFactory.create(tenant=FarmFactory.create(), roles=["Manager"])
     token = grant_tokens(membership, scope="mcp:write")["access_token"]
     prompt = {"type": "ref/prompt", "name": "cluck_summarise_day"}

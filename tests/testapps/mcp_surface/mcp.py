@@ -28,7 +28,7 @@ from mcp_tools import (
     tool,
     tool_factory,
 )
-from mcp_tools.prompts import user
+from mcp_tools.authoring.prompts import user
 from tests.testapps.mcp_surface import controls
 
 FIXTURE = "conformance-suite fixture (test app only)"

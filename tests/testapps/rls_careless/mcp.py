@@ -15,7 +15,7 @@ from pydantic import BaseModel
 
 from cluck.models import Customer, Flock, SalesOrder
 from mcp_tools import CallContext, tool
-from mcp_tools.drf import drf_tool
+from mcp_tools.contrib.drf import drf_tool
 from tests.testapps.rls_careless.views import CarelessCustomersApi, CarelessCustomersSerializer
 
 CARELESS = "deliberately careless tool for the row-level security guards (test app only)"

@@ -191,7 +191,7 @@ INSTALLED_APPS = [
 _after_security = MIDDLEWARE.index("django.middleware.security.SecurityMiddleware") + 1
 MIDDLEWARE = [
     *MIDDLEWARE[:_after_security],
-    "mcp_tools.middleware.BodyCapMiddleware",
+    "mcp_tools.serving.middleware.BodyCapMiddleware",
     *MIDDLEWARE[_after_security:],
     "tenancy.middleware.TenancyMiddleware",  # after AuthenticationMiddleware
     "idempotency.middleware.IdempotencyMiddleware",  # last

@@ -1,0 +1,145 @@
+"""The Django request a drf tool's call builds for the view's own route, the idempotent unit
+it claims in (the HTTP adapter's key space of that route) and what the view answers.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+from typing import TYPE_CHECKING, Any, Final
+
+from django.conf import settings
+from django.core.handlers.wsgi import WSGIRequest
+from django.http import Http404, HttpRequest
+from pydantic import BaseModel
+
+from idempotency import IdempotencyScope, bound_fingerprint, fingerprint_bytes, sha256_hex
+from mcp_tools.authoring.spec import IDEMPOTENCY_KEY_FIELD
+from mcp_tools.call.context import CallContext
+from mcp_tools.exceptions import ToolError
+
+if TYPE_CHECKING:
+    from mcp_tools.contrib.drf.view import _DrfView
+
+VALIDATION_CODE: Final = "Validation.Failed"
+_HANDLED: Final = "mcp_tools_drf_exception"
+
+
+def structured(value: Any) -> dict[str, Any]:
+    """A view's JSON answer as a structured result: an object as is, a list as ``results``."""
+    if isinstance(value, dict):
+        return value
+    if value is None:
+        return {}
+    return {"results": value}
+
+
+def _json_of(content: bytes) -> Any:
+    if not content:
+        return None
+    try:
+        return json.loads(content)
+    except ValueError:
+        return None
+
+
+class _RouteUnit:
+    """A drf write's idempotent unit: the HTTP adapter's key space of the view's route."""
+
+    def __init__(self, view: _DrfView) -> None:
+        self.view = view
+
+    def scope(self, ctx: CallContext, validated: BaseModel) -> IdempotencyScope:
+        from idempotency import conf as idempotency_conf
+        from idempotency.middleware import caller_key_for
+
+        request, kwargs = self.view.invocation(ctx, validated)
+        # Authorization before any claim or replay, as the HTTP adapter does: a stored answer
+        # only ever goes back to a caller the view admits now.
+        refused = idempotency_conf.get_function("AUTHORIZE_FUNCTION")(
+            request, self.view.view_func, (), kwargs
+        )
+        if refused is not None:
+            render = getattr(refused, "render", None)
+            raise refusal(request, render() if callable(render) else refused)
+        key: str = getattr(validated, IDEMPOTENCY_KEY_FIELD)
+        return IdempotencyScope(
+            tenant_id=str(ctx.tenant_id),
+            operation_key=sha256_hex(f"{request.method}:{request.path}"),
+            caller_key=caller_key_for(request, key, self.view.view_func),
+            fingerprint=bound_fingerprint(
+                fingerprint_bytes(request.body), user_id=str(ctx.user_id)
+            ),
+        )
+
+    def published(self, value: Any) -> Any:
+        from idempotency.middleware import stored_response
+
+        return stored_response(value)
+
+    def structured(self, stored: Any) -> dict[str, Any]:
+        body = stored.get("body") if stored.get("encoding") == "text" else None
+        return structured(_json_of((body or "").encode()))
+
+
+def _django_request(method: str, path: str, query: str, body: bytes) -> HttpRequest:
+    environ = {
+        "REQUEST_METHOD": method,
+        "PATH_INFO": path,
+        "SCRIPT_NAME": "",
+        "QUERY_STRING": query,
+        "SERVER_NAME": _host(),
+        "SERVER_PORT": "80",
+        "SERVER_PROTOCOL": "HTTP/1.1",
+        "HTTP_ACCEPT": "application/json",
+        "wsgi.url_scheme": "http",
+        "wsgi.input": io.BytesIO(body),
+    }
+    if body:
+        environ["CONTENT_TYPE"] = "application/json"
+        environ["CONTENT_LENGTH"] = str(len(body))
+    return WSGIRequest(environ)
+
+
+def _host() -> str:
+    # Links the view builds (a page's next/previous) need a host ALLOWED_HOSTS accepts.
+    for host in settings.ALLOWED_HOSTS:
+        if host and "*" not in host and not host.startswith("."):
+            return str(host)
+    return "localhost"
+
+
+def _query_value(value: Any) -> Any:
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, list):
+        return [_query_value(item) for item in value]
+    return value
+
+
+def refusal(request: HttpRequest, response: Any) -> Exception:
+    """The ``ToolError`` for a view's 4xx answer (a 5xx is not the caller's: re-raised)."""
+    from rest_framework import exceptions as drf
+
+    from tenancy.problem_handler import _errors, drf_code_for
+
+    exc = getattr(request, _HANDLED, None)
+    status = int(response.status_code)
+    if status >= 500:
+        return RuntimeError(f"the view answered {status}")
+    data: dict[str, Any] = {"status": status}
+    if isinstance(exc, Http404):
+        exc = drf.NotFound()
+    if isinstance(exc, drf.ValidationError):
+        data["errors"] = _errors(exc.detail)
+        return ToolError(VALIDATION_CODE, "The request is invalid.", data)
+    if isinstance(exc, drf.APIException):
+        wait = getattr(exc, "wait", None)
+        if wait:
+            data["retryAfterSeconds"] = max(float(wait), 1.0)
+        return ToolError(drf_code_for(exc), str(exc.detail), data)
+    body = _json_of(getattr(response, "content", b""))
+    code = body.get("code") if isinstance(body, dict) else None
+    if not (isinstance(code, str) and "." in code):
+        code = "Http.Error"
+    return ToolError(code, f"The view answered {status}.", data)

@@ -1,0 +1,1 @@
+"""Change events and the bus that carries them to listening streams."""

@@ -1,0 +1,1 @@
+"""Testing a project's tools: the test client and the pytest plugin."""
