@@ -1,6 +1,6 @@
 """System checks: start-up refuses to serve when the tools' role could see past a policy.
 
-Tagged ``tenancy_rls`` (``mcp_tools.asgi`` runs it before serving) and ``database``
+Tagged ``tenancy_rls`` (``mcp_tools.serving.asgi`` runs it before serving) and ``database``
 (``manage.py check --database default``). A database with migrations still to apply is
 checked after them: ``post_migrate`` installs what they add.
 """
