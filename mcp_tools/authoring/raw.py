@@ -141,7 +141,7 @@ def served_raw_tools(registry: RawRegistry | None = None) -> list[RawToolSpec]:
 
     if not conf.get("ALLOW_RAW_TOOLS"):
         return []
-    return (registry or default_raw_tools).specs()
+    return (default_raw_tools if registry is None else registry).specs()
 
 
 def run_raw(spec: RawToolSpec, arguments: dict[str, Any]) -> dict[str, Any]:

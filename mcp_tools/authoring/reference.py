@@ -210,14 +210,18 @@ def render_reference(
 ) -> str:
     """The whole reference for every registered tool, identity factory, resource, resource
     template and prompt whose name starts with ``prefix``."""
-    specs = [s for s in (registry or default_registry).specs() if s.name.startswith(prefix)]
-    made = [f for f in (factories or default_factories).specs() if f.name.startswith(prefix)]
-    registered = resources or default_resources
+    # "is None", not "or": a registry of one's own that is still empty is falsy (its length).
+    tools_in = default_registry if registry is None else registry
+    specs = [s for s in tools_in.specs() if s.name.startswith(prefix)]
+    made_by = default_factories if factories is None else factories
+    made = [f for f in made_by.specs() if f.name.startswith(prefix)]
+    registered = default_resources if resources is None else resources
     readable: list[ResourceSpec | ResourceTemplateSpec] = [
         r for r in registered.resources() if r.name.startswith(prefix)
     ]
     readable += [t for t in registered.templates() if t.name.startswith(prefix)]
-    offered = [p for p in (prompts or default_prompts).specs() if p.name.startswith(prefix)]
+    offered_by = default_prompts if prompts is None else prompts
+    offered = [p for p in offered_by.specs() if p.name.startswith(prefix)]
     tools: list[ToolSpec | ToolFactorySpec] = sorted([*specs, *made], key=lambda t: t.name)
     sections = ["# Tools", ""]
     sections += [f"- [`{t.name}`](#{_anchor(t.name)})" for t in tools]

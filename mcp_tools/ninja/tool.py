@@ -88,7 +88,7 @@ def ninja_tool(
         destructive=destructive,
         icons=icons,
     )
-    (registry or default_registry).add(spec)
+    (default_registry if registry is None else registry).add(spec)
     return spec
 
 

@@ -67,6 +67,25 @@ def test_a_list_operation_is_a_read_tool_with_its_filter_and_page_as_arguments()
     assert set(spec.output_schema["properties"]) == {"items", "count"}
 
 
+@mutation(
+    "mcp_tools/ninja/tool.py",
+    find="(default_registry if registry is None else registry).add(spec)",
+    replace="(registry or default_registry).add(spec)",
+)
+def test_a_tool_given_an_empty_registry_lands_there_and_nowhere_else() -> None:
+    """A registry of one's own that is still empty is a registry, not "none given".
+
+    Mutation: ``registry or default_registry`` (an empty ``Registry`` is falsy: its length is
+    0) → red (the tool lands in the project's default registry and is served to every
+    caller, as this test's module once leaked ``items_list`` into the A2A listing)."""
+    from mcp_tools.authoring.registry import default_registry
+
+    own = Registry()
+    ninja_tool(api, "list_items", name="items_only_here", registry=own)
+    assert "items_only_here" in {spec.name for spec in own.specs()}
+    assert "items_only_here" not in {spec.name for spec in default_registry.specs()}
+
+
 def test_a_create_operation_is_a_write_tool_with_the_body_fields_as_arguments() -> None:
     spec = ninja_tool(
         api, "/items", method="POST", name="items_add", description="Add.", registry=Registry()

@@ -66,5 +66,5 @@ def drf_tool(
         destructive=destructive,
         icons=icons,
     )
-    (registry or default_registry).add(spec)
+    (default_registry if registry is None else registry).add(spec)
     return spec
