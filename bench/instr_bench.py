@@ -360,7 +360,11 @@ def main() -> None:
             measured = measure(runner, run_ctx, kinds, options.calls, options.warmup)
             for kind, figure in measured.items():
                 figures.setdefault(kind, []).append(figure)
-            print(f"run {repeat + 1} ({time.monotonic() - started:.0f} s)", file=sys.stderr)
+            print(
+                f"run {repeat + 1} ({time.monotonic() - started:.0f} s): "
+                + ", ".join(f"{kind} {figure:,.0f}" for kind, figure in measured.items()),
+                file=sys.stderr,
+            )
     report(figures, options.calls, options.warmup)
     if options.record_baseline:
         record(figures, options.calls, options.warmup)
