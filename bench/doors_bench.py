@@ -215,7 +215,7 @@ async def _round(
     return figures
 
 
-def _shop_env(database_url: str) -> dict[str, str]:
+def shop_env(database_url: str) -> dict[str, str]:
     return {
         "DATABASE_URL": database_url,
         "DJANGO_SETTINGS_MODULE": "bench.shop_bench_settings",
@@ -223,12 +223,12 @@ def _shop_env(database_url: str) -> dict[str, str]:
     }
 
 
-def _seed_shop(database_url: str) -> str:
+def seed_shop(database_url: str) -> str:
     """Migrate the shop's database, create its store, owner and products; the owner's token."""
     done = subprocess.run(
         [sys.executable, "-c", SHOP_SETUP],
         cwd=SHOP,
-        env={**os.environ, **_shop_env(database_url)},
+        env={**os.environ, **shop_env(database_url)},
         capture_output=True,
         text=True,
     )
@@ -312,11 +312,11 @@ def main() -> None:
         env, farm_token = seed_demo(database_url, "doors")
         _ensure_database(database_url, "shop")
         shop_url = _with_database(database_url, "shop")
-        shop_token = _seed_shop(shop_url)
+        shop_token = seed_shop(shop_url)
         farm, farm_process = stack.enter_context(uvicorn_process({**env, **RATES}))
         shop, shop_process = stack.enter_context(
             uvicorn_process(
-                {**env, **_shop_env(shop_url)}, ready_path=PRODUCTS, app="shop.asgi:application"
+                {**env, **shop_env(shop_url)}, ready_path=PRODUCTS, app="shop.asgi:application"
             )
         )
         rounds = asyncio.run(

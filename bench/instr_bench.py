@@ -24,6 +24,9 @@ The kinds (each answers the same token, counted by the same rate count):
   (``cluck_list_flocks``), ``farm-record rest`` (``POST /api/v1/daily-entries/`` with an
   ``Idempotency-Key``) and ``farm-record mcp`` (``cluck_record_daily_entry`` with its
   ``idempotencyKey``), a fresh key each call so each executes, on the demo farm;
+- the shop's two doors (``tests/shop``'s storefront, ``bench/shop_bench_settings.py``): its
+  ``ModelViewSet``'s ``list`` and ``create`` (``GET``/``POST /api/v1/shop/products/``) and
+  their ``drf_tool`` tools ``shop_search_products`` and ``shop_create_product``;
 - the peers in process: ``mcpz-2025`` / ``mcpz-2026``, django-mcpz 1.2 (in its venv,
   ``bench/peers/``), the same tool behind the same authentication and rate count.
 
@@ -63,6 +66,7 @@ from zoneinfo import ZoneInfo
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
+from bench.doors_bench import PRODUCTS, seed_shop, shop_env  # noqa: E402
 from bench.farm_bench import FARM_TIME_ZONE, RATES  # noqa: E402
 from bench.harness import add_smoke_option, embedded_database, seed_demo, smoke_done  # noqa: E402
 from bench.mcp_bench import HEADERS, call_for  # noqa: E402
@@ -74,6 +78,7 @@ GATED = ("mcp-2025", "mcp-2026")
 TOLERANCE = 1.05
 SETTINGS = "bench.mcp_bench_settings"
 PEER = "django-mcpz"
+GROUPS = ("cluck", "shop", "mcpz")
 PROBE_C = r"""
 #include <valgrind/callgrind.h>
 void instr_start(void) { CALLGRIND_ZERO_STATS; CALLGRIND_START_INSTRUMENTATION; }
@@ -87,8 +92,7 @@ Request = tuple[str, str, list[list[str]], str]
 class Context:
     """What the requests need: the tokens, the demo farm's flock and day, a per-run nonce."""
 
-    token: str
-    peer_token: str
+    tokens: dict[str, str]  # by group
     flock: int
     day: str
     nonce: str
@@ -145,10 +149,28 @@ def _farm_record_mcp(ctx: Context, i: int) -> Request:
     return _mcp("cluck_record_daily_entry", arguments, i)
 
 
+def _shop_list_rest(ctx: Context, i: int) -> Request:
+    return "GET", PRODUCTS, [], ""
+
+
+def _shop_list_mcp(ctx: Context, i: int) -> Request:
+    return _mcp("shop_search_products", {}, i)
+
+
+def _shop_create_rest(ctx: Context, i: int) -> Request:
+    product = {"name": f"P {_key(ctx, i)}", "price": "2.50"}
+    return _post(PRODUCTS, product, {"Idempotency-Key": _key(ctx, i)})
+
+
+def _shop_create_mcp(ctx: Context, i: int) -> Request:
+    product = {"name": f"P {_key(ctx, i)}", "price": "2.50"}
+    return _mcp("shop_create_product", {**product, "idempotencyKey": _key(ctx, i)}, i)
+
+
 @dataclass(frozen=True)
 class Kind:
     build: Callable[[Context, int], Request]
-    peer: bool = False
+    group: str = "cluck"  # the project serving it: cluck, shop or mcpz (the peer's venv)
     twin: str | None = None  # the REST kind of the same operation
 
 
@@ -162,8 +184,12 @@ KINDS: dict[str, Kind] = {
     "farm-list mcp": Kind(_farm_list_mcp, twin="farm-list rest"),
     "farm-record rest": Kind(_farm_record_rest),
     "farm-record mcp": Kind(_farm_record_mcp, twin="farm-record rest"),
-    "mcpz-2025": Kind(_bench_kind("mcpz-2025"), peer=True),
-    "mcpz-2026": Kind(_bench_kind("mcpz-2026"), peer=True),
+    "shop-list rest": Kind(_shop_list_rest, group="shop"),
+    "shop-list mcp": Kind(_shop_list_mcp, group="shop", twin="shop-list rest"),
+    "shop-create rest": Kind(_shop_create_rest, group="shop"),
+    "shop-create mcp": Kind(_shop_create_mcp, group="shop", twin="shop-create rest"),
+    "mcpz-2025": Kind(_bench_kind("mcpz-2025"), group="mcpz"),
+    "mcpz-2026": Kind(_bench_kind("mcpz-2026"), group="mcpz"),
 }
 
 
@@ -176,14 +202,15 @@ def _answer_ok(kind: str, status: int, text: str) -> bool:
     return status == 200 and re.search(r'"isError":\s*false', text) is not None
 
 
+Group = tuple[Path, dict[str, str]]  # the child's python and environment
 Segment = tuple[str, list[Request], list[Request]]  # (kind, uncounted warm-up, counted calls)
 
 
 class Runner:
     """Runs the child (bench/instr_child.py) on segments of kinds, under callgrind or not."""
 
-    def __init__(self, work: Path, env: dict[str, str], peer: tuple[Path, dict[str, str]] | None):
-        self.work, self.env, self.peer = work, env, peer
+    def __init__(self, work: Path, env: dict[str, str], groups: dict[str, Group]):
+        self.work, self.env, self.groups = work, env, groups
         self.probe = work / "instr_probe.so"
         (work / "instr_probe.c").write_text(PROBE_C)
         subprocess.run(
@@ -193,20 +220,22 @@ class Runner:
         self.runs = 0
 
     def run(
-        self, segments: list[Segment], *, peer: bool, counted: bool = True
+        self, segments: list[Segment], *, group: str, counted: bool = True
     ) -> list[tuple[int, list[tuple[int, str]]]]:
         """``(instructions counted, answers)`` of each segment, all served by one child."""
         self.runs += 1
         spec, out = self.work / f"spec{self.runs}.json", self.work / f"out{self.runs}.json"
         spec.write_text(json.dumps([{"warmup": w, "measured": m} for _, w, m in segments]))
         cg_out = self.work / f"callgrind{self.runs}.out"
-        if peer:
-            assert self.peer is not None
-            python, env = str(self.peer[0]), {**self.env, **self.peer[1]}
-            env["INSTR_APP"] = "bench.peers.project.asgi:application"
-        else:
-            python, env = sys.executable, {**self.env, "INSTR_APP": "cluck.asgi:application"}
-        command = [python, "-c", "from bench.instr_child import run; run()", str(spec), str(out)]
+        python, group_env = self.groups[group]
+        env = {**self.env, **group_env}
+        command = [
+            str(python),
+            "-c",
+            "from bench.instr_child import run; run()",
+            str(spec),
+            str(out),
+        ]
         if counted:
             env["INSTR_PROBE"] = str(self.probe)
             command = [
@@ -243,7 +272,7 @@ def _instructions(path: Path) -> int:
 def segment(ctx: Context, kind: str, calls: int, warmup: int) -> Segment:
     """``warmup`` uncounted calls of ``kind``, then ``calls`` counted ones, signed."""
     build = KINDS[kind].build
-    token = ctx.peer_token if KINDS[kind].peer else ctx.token
+    token = ctx.tokens[KINDS[kind].group]
 
     def signed(i: int) -> Request:
         method, path, headers, body = build(ctx, i)
@@ -255,13 +284,13 @@ def segment(ctx: Context, kind: str, calls: int, warmup: int) -> Segment:
 def measure(
     runner: Runner, ctx: Context, kinds: list[str], calls: int, warmup: int
 ) -> dict[str, float]:
-    """Instructions per call of each kind: one child for ours, one for the peer's."""
+    """Instructions per call of each kind: one child per group (project) of kinds."""
     figures: dict[str, float] = {}
-    for peer in (False, True):
-        mine = [kind for kind in kinds if KINDS[kind].peer is peer]
+    for group in GROUPS:
+        mine = [kind for kind in kinds if KINDS[kind].group == group]
         if mine:
             segments = [segment(ctx, kind, calls, warmup) for kind in mine]
-            for kind, (count, _) in zip(mine, runner.run(segments, peer=peer), strict=True):
+            for kind, (count, _) in zip(mine, runner.run(segments, group=group), strict=True):
                 figures[kind] = count / calls
     return figures
 
@@ -288,9 +317,9 @@ def _commit() -> str:
 
 
 def _flock(runner: Runner, token_ctx: Context) -> int:
-    auth = [["Authorization", f"Bearer {token_ctx.token}"]]
+    auth = [["Authorization", f"Bearer {token_ctx.tokens['cluck']}"]]
     request: Request = ("GET", "/api/v1/flocks/?status=Active", auth, "")
-    [(_, answers)] = runner.run([("farm-list rest", [], [request])], peer=False, counted=False)
+    [(_, answers)] = runner.run([("farm-list rest", [], [request])], group="cluck", counted=False)
     flocks = json.loads(answers[0][1])["items"]
     return int(next(f for f in flocks if f["name"] == "House 1 White")["id"])
 
@@ -335,7 +364,7 @@ def main() -> None:
         kinds, options.repeat = list(GATED), 1
         options.calls, options.warmup = baseline["calls"], baseline["warmup"]
     if options.no_peers:
-        kinds = [kind for kind in kinds if not KINDS[kind].peer]
+        kinds = [kind for kind in kinds if KINDS[kind].group != "mcpz"]
     figures: dict[str, list[float]] = {}
     started = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="perf_instr_bench_") as tmp, ExitStack() as stack:
@@ -344,19 +373,31 @@ def main() -> None:
         os.environ["DJANGO_SETTINGS_MODULE"] = SETTINGS
         env, token = seed_demo(database_url, "instr")
         env = {**env, **RATES, "DJANGO_SETTINGS_MODULE": SETTINGS, "PYTHONHASHSEED": "0"}
+        env["INSTR_STEADY"] = "1"  # bench/steady.py
         env["MCP_BENCH_EXTRA_TOOLS"] = "10"  # bench/mcp_bench.py's server for tools/list
         env["PYTHONPATH"] = str(ROOT)
-        peer = None
-        peer_token = ""
-        if any(KINDS[kind].peer for kind in kinds):
-            python, peer_env, peer_token = _peer(stack, database_url)
-            peer = (python, peer_env)
+        groups: dict[str, Group] = {
+            "cluck": (Path(sys.executable), {"INSTR_APP": "cluck.asgi:application"})
+        }
+        tokens = {"cluck": token}
+        if any(KINDS[kind].group == "shop" for kind in kinds):
+            _ensure_database(database_url, "shop")
+            shop_vars = shop_env(_with_database(database_url, "shop"))
+            tokens["shop"] = seed_shop(shop_vars["DATABASE_URL"])
+            groups["shop"] = (
+                Path(sys.executable),
+                {**shop_vars, "INSTR_APP": "shop.asgi:application"},
+            )
+        if any(KINDS[kind].group == "mcpz" for kind in kinds):
+            python, peer_env, tokens["mcpz"] = _peer(stack, database_url)
+            app = "bench.peers.project.asgi:application"
+            groups["mcpz"] = (python, {**peer_env, "INSTR_APP": app})
         print(f"seeded ({time.monotonic() - started:.0f} s)", file=sys.stderr)
-        runner = Runner(work, env, peer)
-        ctx = Context(token, peer_token, 0, farm_day(), "")
-        ctx = Context(token, peer_token, _flock(runner, ctx), farm_day(), "")
+        runner = Runner(work, env, groups)
+        ctx = Context(tokens, 0, farm_day(), "")
+        ctx = Context(tokens, _flock(runner, ctx), farm_day(), "")
         for repeat in range(options.repeat):
-            run_ctx = Context(ctx.token, ctx.peer_token, ctx.flock, ctx.day, secrets.token_hex(4))
+            run_ctx = Context(ctx.tokens, ctx.flock, ctx.day, secrets.token_hex(4))
             measured = measure(runner, run_ctx, kinds, options.calls, options.warmup)
             for kind, figure in measured.items():
                 figures.setdefault(kind, []).append(figure)
