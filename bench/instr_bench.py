@@ -118,9 +118,10 @@ def _record(ctx: Context) -> dict[str, Any]:
             "mortalityCount": 0}  # fmt: skip
 
 
-def _key(ctx: Context, i: int) -> str:
-    # The same length every call and every run: a key's bytes are hashed and stored.
-    return f"{ctx.nonce}{i:08d}"
+def _key(ctx: Context, door: str, i: int) -> str:
+    # The same length every call and every run (a key's bytes are hashed and stored); the
+    # door's letter apart, as one member's keys are one space across REST and MCP.
+    return f"{door}{ctx.nonce}{i:08d}"
 
 
 def _bench_kind(kind: str) -> Callable[[Context, int], Request]:
@@ -140,12 +141,12 @@ def _farm_list_mcp(ctx: Context, i: int) -> Request:
 
 
 def _farm_record_rest(ctx: Context, i: int) -> Request:
-    headers = {"Idempotency-Key": _key(ctx, i)}
+    headers = {"Idempotency-Key": _key(ctx, "r", i)}
     return _post("/api/v1/daily-entries/", {"flockId": ctx.flock, **_record(ctx)}, headers)
 
 
 def _farm_record_mcp(ctx: Context, i: int) -> Request:
-    arguments = {"idempotencyKey": _key(ctx, i), "flock": ctx.flock, **_record(ctx)}
+    arguments = {"idempotencyKey": _key(ctx, "m", i), "flock": ctx.flock, **_record(ctx)}
     return _mcp("cluck_record_daily_entry", arguments, i)
 
 
@@ -158,13 +159,13 @@ def _shop_list_mcp(ctx: Context, i: int) -> Request:
 
 
 def _shop_create_rest(ctx: Context, i: int) -> Request:
-    product = {"name": f"P {_key(ctx, i)}", "price": "2.50"}
-    return _post(PRODUCTS, product, {"Idempotency-Key": _key(ctx, i)})
+    product = {"name": f"P {_key(ctx, 'r', i)}", "price": "2.50"}
+    return _post(PRODUCTS, product, {"Idempotency-Key": _key(ctx, "r", i)})
 
 
 def _shop_create_mcp(ctx: Context, i: int) -> Request:
-    product = {"name": f"P {_key(ctx, i)}", "price": "2.50"}
-    return _mcp("shop_create_product", {**product, "idempotencyKey": _key(ctx, i)}, i)
+    product = {"name": f"P {_key(ctx, 'm', i)}", "price": "2.50"}
+    return _mcp("shop_create_product", {**product, "idempotencyKey": _key(ctx, "m", i)}, i)
 
 
 @dataclass(frozen=True)
