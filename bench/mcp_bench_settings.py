@@ -25,3 +25,8 @@ if os.environ.get("MCP_BENCH_PROFILE"):
 
     yappi.set_clock_type("cpu")
     yappi.start(builtins=False, profile_threads=True)
+
+# bench/instr_bench.py: time-driven work out of the instruction count (bench/steady.py).
+from bench.steady import steady  # noqa: E402
+
+globals().update(steady(("MCP_TOOLS_RATE", "TENANCY_API_RATE")))

@@ -42,7 +42,7 @@ ENTRY_POINTS = sorted(
     if 'if __name__ == "__main__":' in path.read_text(encoding="utf-8")
 )
 # Benches with a guard of their own below (it records a mutation; a mutation run runs only it).
-OWN_GUARDS = ("farm_bench.py",)
+OWN_GUARDS = ("farm_bench.py", "instr_bench.py")
 SMOKE_SECONDS = 420  # a smoke run takes under a minute alone; the slack is for a busy machine
 
 pytestmark = [pytest.mark.e2e, pytest.mark.slow]
@@ -161,4 +161,33 @@ def test_farm_bench_runs_past_the_default_rate_and_on_a_day_the_farm_accepts(
     default budget is refused); the day recorded in the farm's future (refused).
     """
     run = smoke_runs("farm_bench.py")
+    assert _passed(run), run.explain()
+
+
+# The body parsed again, eight times over: one more parse of bench_add's body is ~51 000
+# instructions, 0.9 % of a call (bench/instr_bench.py), which the 5 % tolerance lets through;
+# eight (~7 %) is a slowdown the gate exists to stop.
+@mutation(
+    "mcp_tools/views.py",
+    find=(
+        "        message = parse_bounded(request.body)\n    except _jsonrpc.EnvelopeError as exc:"
+    ),
+    replace=(
+        "        for _ in range(8):\n"
+        "            parse_bounded(request.body)\n"
+        "        message = parse_bounded(request.body)\n"
+        "    except _jsonrpc.EnvelopeError as exc:"
+    ),
+)
+def test_instr_bench_smoke_fails_when_mcp_instructions_per_call_grow_past_the_baseline(
+    smoke_runs: Callable[[str], SmokeRun],
+) -> None:
+    """The instruction-count gate: ``bench/instr_bench.py --smoke`` counts ``/mcp``'s
+    instructions per call in both eras under callgrind and exits 1 past 5 % over
+    ``bench/instr_baseline.json``.
+
+    Mutation, seen red: ``/mcp`` parses the request body eight more times (the smoke fails,
+    saying which era grew by how much).
+    """
+    run = smoke_runs("instr_bench.py")
     assert _passed(run), run.explain()

@@ -72,3 +72,8 @@ LOGGING = {
     "handlers": {"stderr": {"class": "logging.StreamHandler"}},
     "root": {"handlers": ["stderr"], "level": "ERROR"},
 }
+
+# bench/instr_bench.py: time-driven work out of the instruction count (bench/steady.py).
+from bench.steady import steady  # noqa: E402
+
+globals().update(steady(("BENCH_PEER_RATE", "TENANCY_API_RATE")))

@@ -1,0 +1,482 @@
+"""Instructions per call, counted by callgrind: the noise-free measure of what a call costs.
+
+    .venv/bin/python bench/instr_bench.py [--calls 200] [--repeat 2] [--no-peers]
+                                          [--kinds KIND ...] [--record-baseline] [--smoke]
+
+Timings on a shared VM move 10–30 % between bursts; the number of instructions a process
+executes for the same code and inputs does not. Each kind runs in a process of its own under
+``valgrind --tool=callgrind --instr-atstart=no`` (``PYTHONHASHSEED=0``), which drives the ASGI
+application in process (``bench/instr_child.py``: no sockets, no HTTP server): Django's
+set-up and ``--warmup`` calls run uninstrumented; then callgrind's client requests
+(``CALLGRIND_START_INSTRUMENTATION`` / ``STOP``, from a small C helper built with ``gcc``
+here) count exactly the ``--calls`` measured calls, every thread included (the request
+pool's, a tool's worker, the call audit's writer). Instructions per call = the count / calls.
+PostgreSQL runs outside valgrind (an embedded server, ``bench.harness``): what is counted is
+the Python process's own work, which is what differs between the kinds.
+
+The kinds (each answers the same token, counted by the same rate count):
+
+- ``bare``, ``bare+rate``: bench/mcp_bench_urls.py's bare JSON view, without and with the
+  per-member rate count; ``mcp-2025`` / ``mcp-2026``: ``tools/call bench_add`` on ``/mcp``
+  in each era; ``tools/list``: the first page with ~10 bench tools (``bench/mcp_bench.py``'s
+  requests, ``bench.mcp_bench_settings``);
+- the farm's two doors: ``farm-list rest`` (``GET /api/v1/flocks/``) and ``farm-list mcp``
+  (``cluck_list_flocks``), ``farm-record rest`` (``POST /api/v1/daily-entries/`` with an
+  ``Idempotency-Key``) and ``farm-record mcp`` (``cluck_record_daily_entry`` with its
+  ``idempotencyKey``), a fresh key each call so each executes, on the demo farm;
+- the shop's two doors (``tests/shop``'s storefront, ``bench/shop_bench_settings.py``): its
+  ``ModelViewSet``'s ``list`` and ``create`` (``GET``/``POST /api/v1/shop/products/``) and
+  their ``drf_tool`` tools ``shop_search_products`` and ``shop_create_product``;
+- the peers in process: ``mcpz-2025`` / ``mcpz-2026``, django-mcpz 1.2 (in its venv,
+  ``bench/peers/``), the same tool behind the same authentication and rate count.
+
+Each kind runs ``--repeat`` times (default 2): the table gives the median and the spread
+between runs (the measure is deterministic to that spread). Ratios are to ``bare+rate``, and
+for a door's MCP side to its REST twin.
+
+``--smoke`` (run by ``./scripts/test``, tests/test_bench_smoke.py) is the gate: it counts
+``mcp-2025`` and ``mcp-2026`` with the baseline's own number of calls and fails (exit 1,
+saying by how much) when either grew more than 5 % over ``bench/instr_baseline.json``. A
+change that means to move the count records a new baseline (``--record-baseline``) in the same
+commit, saying why in the commit message.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import json
+import os
+import platform
+import re
+import secrets
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Callable
+from contextlib import ExitStack
+from dataclasses import dataclass
+from importlib import metadata
+from pathlib import Path
+from typing import Any
+from zoneinfo import ZoneInfo
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from bench.doors_bench import PRODUCTS, seed_shop, shop_env  # noqa: E402
+from bench.farm_bench import FARM_TIME_ZONE, RATES  # noqa: E402
+from bench.harness import add_smoke_option, embedded_database, seed_demo, smoke_done  # noqa: E402
+from bench.mcp_bench import HEADERS, call_for  # noqa: E402
+from bench.peers import venvs  # noqa: E402
+from cluck.devdb import _ensure_database, _with_database  # noqa: E402
+
+BASELINE = ROOT / "bench" / "instr_baseline.json"
+GATED = ("mcp-2025", "mcp-2026")
+TOLERANCE = 1.05
+SETTINGS = "bench.mcp_bench_settings"
+PEER = "django-mcpz"
+GROUPS = ("cluck", "shop", "mcpz")
+PROBE_C = r"""
+#include <valgrind/callgrind.h>
+void instr_start(void) { CALLGRIND_ZERO_STATS; CALLGRIND_START_INSTRUMENTATION; }
+void instr_stop(void) { CALLGRIND_STOP_INSTRUMENTATION; CALLGRIND_DUMP_STATS; }
+"""
+
+Request = tuple[str, str, list[list[str]], str]
+
+
+@dataclass(frozen=True)
+class Context:
+    """What the requests need: the tokens, the demo farm's flock and day, a per-run nonce."""
+
+    tokens: dict[str, str]  # by group
+    flock: int
+    day: str
+    nonce: str
+
+
+def _post(path: str, body: dict[str, Any], headers: dict[str, str]) -> Request:
+    pairs = [[name, value] for name, value in headers.items()]
+    return "POST", path, [["Content-Type", "application/json"], *pairs], json.dumps(body)
+
+
+def _mcp(name: str, arguments: dict[str, Any], i: int) -> Request:
+    body = {
+        "jsonrpc": "2.0",
+        "id": i,
+        "method": "tools/call",
+        "params": {"name": name, "arguments": arguments},
+    }
+    return _post("/mcp", body, {**HEADERS, "MCP-Protocol-Version": "2025-11-25"})
+
+
+def _record(ctx: Context) -> dict[str, Any]:
+    return {"date": ctx.day, "totalEggs": 900, "crackedEggs": 10, "dirtyEggs": 5,
+            "mortalityCount": 0}  # fmt: skip
+
+
+def _key(ctx: Context, door: str, i: int) -> str:
+    # The same length every call and every run (a key's bytes are hashed and stored); the
+    # door's letter apart, as one member's keys are one space across REST and MCP.
+    return f"{door}{ctx.nonce}{i:08d}"
+
+
+def _bench_kind(kind: str) -> Callable[[Context, int], Request]:
+    def build(ctx: Context, i: int) -> Request:
+        path, body, headers = call_for(kind, i)
+        return _post(path, body, headers)
+
+    return build
+
+
+def _farm_list_rest(ctx: Context, i: int) -> Request:
+    return "GET", "/api/v1/flocks/", [], ""
+
+
+def _farm_list_mcp(ctx: Context, i: int) -> Request:
+    return _mcp("cluck_list_flocks", {}, i)
+
+
+def _farm_record_rest(ctx: Context, i: int) -> Request:
+    headers = {"Idempotency-Key": _key(ctx, "r", i)}
+    return _post("/api/v1/daily-entries/", {"flockId": ctx.flock, **_record(ctx)}, headers)
+
+
+def _farm_record_mcp(ctx: Context, i: int) -> Request:
+    arguments = {"idempotencyKey": _key(ctx, "m", i), "flock": ctx.flock, **_record(ctx)}
+    return _mcp("cluck_record_daily_entry", arguments, i)
+
+
+def _shop_list_rest(ctx: Context, i: int) -> Request:
+    return "GET", PRODUCTS, [], ""
+
+
+def _shop_list_mcp(ctx: Context, i: int) -> Request:
+    return _mcp("shop_search_products", {}, i)
+
+
+def _shop_create_rest(ctx: Context, i: int) -> Request:
+    product = {"name": f"P {_key(ctx, 'r', i)}", "price": "2.50"}
+    return _post(PRODUCTS, product, {"Idempotency-Key": _key(ctx, "r", i)})
+
+
+def _shop_create_mcp(ctx: Context, i: int) -> Request:
+    product = {"name": f"P {_key(ctx, 'm', i)}", "price": "2.50"}
+    return _mcp("shop_create_product", {**product, "idempotencyKey": _key(ctx, "m", i)}, i)
+
+
+@dataclass(frozen=True)
+class Kind:
+    build: Callable[[Context, int], Request]
+    group: str = "cluck"  # the project serving it: cluck, shop or mcpz (the peer's venv)
+    twin: str | None = None  # the REST kind of the same operation
+
+
+KINDS: dict[str, Kind] = {
+    "bare": Kind(_bench_kind("bare")),
+    "bare+rate": Kind(_bench_kind("bare+rate")),
+    "mcp-2025": Kind(_bench_kind("mcp-2025"), twin="bare+rate"),
+    "mcp-2026": Kind(_bench_kind("mcp-2026"), twin="bare+rate"),
+    "tools/list": Kind(_bench_kind("list")),
+    "farm-list rest": Kind(_farm_list_rest),
+    "farm-list mcp": Kind(_farm_list_mcp, twin="farm-list rest"),
+    "farm-record rest": Kind(_farm_record_rest),
+    "farm-record mcp": Kind(_farm_record_mcp, twin="farm-record rest"),
+    "shop-list rest": Kind(_shop_list_rest, group="shop"),
+    "shop-list mcp": Kind(_shop_list_mcp, group="shop", twin="shop-list rest"),
+    "shop-create rest": Kind(_shop_create_rest, group="shop"),
+    "shop-create mcp": Kind(_shop_create_mcp, group="shop", twin="shop-create rest"),
+    "mcpz-2025": Kind(_bench_kind("mcpz-2025"), group="mcpz"),
+    "mcpz-2026": Kind(_bench_kind("mcpz-2026"), group="mcpz"),
+}
+
+
+def _answer_ok(kind: str, status: int, text: str) -> bool:
+    """The call did its work (``text`` is the answer's start, so no JSON parse)."""
+    if kind.endswith(" rest"):
+        return status in (200, 201)
+    if kind == "tools/list":
+        return status == 200 and '"tools":[{' in text
+    return status == 200 and re.search(r'"isError":\s*false', text) is not None
+
+
+Group = tuple[Path, dict[str, str]]  # the child's python and environment
+Segment = tuple[str, list[Request], list[Request]]  # (kind, uncounted warm-up, counted calls)
+
+
+class Runner:
+    """Runs the child (bench/instr_child.py) on segments of kinds, under callgrind or not."""
+
+    def __init__(self, work: Path, env: dict[str, str], groups: dict[str, Group]):
+        self.work, self.env, self.groups = work, env, groups
+        self.probe = work / "instr_probe.so"
+        (work / "instr_probe.c").write_text(PROBE_C)
+        subprocess.run(
+            ["gcc", "-O1", "-shared", "-fPIC", "-o", str(self.probe), str(work / "instr_probe.c")],
+            check=True,
+        )
+        self.runs = 0
+
+    def run(
+        self, segments: list[Segment], *, group: str, counted: bool = True
+    ) -> list[tuple[int, list[tuple[int, str]]]]:
+        """``(instructions counted, answers)`` of each segment, all served by one child."""
+        self.runs += 1
+        spec, out = self.work / f"spec{self.runs}.json", self.work / f"out{self.runs}.json"
+        spec.write_text(json.dumps([{"warmup": w, "measured": m} for _, w, m in segments]))
+        cg_out = self.work / f"callgrind{self.runs}.out"
+        python, group_env = self.groups[group]
+        env = {**self.env, **group_env}
+        command = [
+            str(python),
+            "-c",
+            "from bench.instr_child import run; run()",
+            str(spec),
+            str(out),
+        ]
+        if counted:
+            env["INSTR_PROBE"] = str(self.probe)
+            command = [
+                "valgrind", "--tool=callgrind", "--instr-atstart=no",
+                f"--callgrind-out-file={cg_out}", "--dump-line=no", *command,
+            ]  # fmt: skip
+        done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
+        kinds = [kind for kind, _, _ in segments]
+        if done.returncode != 0:
+            raise RuntimeError(
+                f"{kinds}: the child exited {done.returncode}:\n{done.stderr[-3000:]}"
+            )
+        results = []
+        for number, ((kind, _, _), answers) in enumerate(
+            zip(segments, json.loads(out.read_text()), strict=True), start=1
+        ):
+            bad = [answer for answer in answers if not _answer_ok(kind, *answer)]
+            if bad:
+                raise RuntimeError(f"{kind}: {len(bad)} of {len(answers)} calls failed: {bad[0]}")
+            # Each segment's stop dumps its counts: callgrind numbers the files from 1.
+            count = _instructions(Path(f"{cg_out}.{number}")) if counted else 0
+            results.append((count, [(status, text) for status, text in answers]))
+        return results
+
+
+def _instructions(path: Path) -> int:
+    """The ``Ir`` total of a callgrind output file (its ``totals:`` line)."""
+    found = re.search(r"^totals:\s+(\d+)", path.read_text(), re.MULTILINE)
+    if found is None:
+        raise RuntimeError(f"no instruction total in {path}")
+    return int(found.group(1))
+
+
+def segment(ctx: Context, kind: str, calls: int, warmup: int) -> Segment:
+    """``warmup`` uncounted calls of ``kind``, then ``calls`` counted ones, signed."""
+    build = KINDS[kind].build
+    token = ctx.tokens[KINDS[kind].group]
+
+    def signed(i: int) -> Request:
+        method, path, headers, body = build(ctx, i)
+        return method, path, [["Authorization", f"Bearer {token}"], *headers], body
+
+    return kind, [signed(i) for i in range(warmup)], [signed(warmup + i) for i in range(calls)]
+
+
+def measure(
+    runner: Runner, ctx: Context, kinds: list[str], calls: int, warmup: int
+) -> dict[str, float]:
+    """Instructions per call of each kind: one child per group (project) of kinds."""
+    figures: dict[str, float] = {}
+    for group in GROUPS:
+        mine = [kind for kind in kinds if KINDS[kind].group == group]
+        if mine:
+            segments = [segment(ctx, kind, calls, warmup) for kind in mine]
+            for kind, (count, _) in zip(mine, runner.run(segments, group=group), strict=True):
+                figures[kind] = count / calls
+    return figures
+
+
+def environment() -> dict[str, str]:
+    """What the count depends on beside the code: the interpreter and the stack's versions."""
+    names = ("Django", "mcp", "pydantic", "pydantic-core", "djangorestframework", "psycopg")
+    return {
+        "python": platform.python_version(),
+        **{name: metadata.version(name) for name in names},
+    }
+
+
+def farm_day() -> str:
+    """A month back: inside the farm's late-entry grace, outside the demo's submitted days."""
+    return (dt.datetime.now(ZoneInfo(FARM_TIME_ZONE)).date() - dt.timedelta(days=30)).isoformat()
+
+
+def _commit() -> str:
+    done = subprocess.run(
+        ["git", "rev-parse", "HEAD"], cwd=ROOT, capture_output=True, text=True, check=False
+    )
+    return done.stdout.strip() or "unknown"
+
+
+def _flock(runner: Runner, token_ctx: Context) -> int:
+    auth = [["Authorization", f"Bearer {token_ctx.tokens['cluck']}"]]
+    request: Request = ("GET", "/api/v1/flocks/?status=Active", auth, "")
+    [(_, answers)] = runner.run([("farm-list rest", [], [request])], group="cluck", counted=False)
+    flocks = json.loads(answers[0][1])["items"]
+    return int(next(f for f in flocks if f["name"] == "House 1 White")["id"])
+
+
+def _peer(stack: ExitStack, database_url: str) -> tuple[Path, dict[str, str], str]:
+    """django-mcpz's venv python, its environment and a bearer token on its seeded database."""
+    python = venvs.ensure(PEER)
+    module = PEER.replace("-", "_")
+    _ensure_database(database_url, f"peer_{module}")
+    env = {
+        "DATABASE_URL": _with_database(database_url, f"peer_{module}"),
+        "DJANGO_SETTINGS_MODULE": f"bench.peers.{module}.settings",
+    }
+    done = subprocess.run(
+        [str(python), "-m", "bench.peers.project.seed"],
+        cwd=ROOT,
+        env={**os.environ, "PYTHONPATH": str(ROOT), **env},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return python, env, done.stdout.split()[-1]
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=200, help="counted calls per kind and run")
+    parser.add_argument("--warmup", type=int, default=30, help="uncounted calls before them")
+    parser.add_argument("--repeat", type=int, default=2, help="runs per kind (the spread)")
+    parser.add_argument("--no-peers", action="store_true", help="skip django-mcpz")
+    parser.add_argument("--kinds", nargs="+", choices=list(KINDS), help="only these kinds")
+    parser.add_argument(
+        "--record-baseline", action="store_true", help=f"write {BASELINE.name} from this run"
+    )
+    add_smoke_option(parser)
+    options = parser.parse_args()
+    baseline = json.loads(BASELINE.read_text()) if BASELINE.exists() else None
+    kinds = options.kinds or list(KINDS)
+    if options.smoke:
+        if baseline is None:
+            sys.exit(f"no baseline: record one with {Path(__file__).name} --record-baseline")
+        kinds, options.repeat = list(GATED), 1
+        options.calls, options.warmup = baseline["calls"], baseline["warmup"]
+    if options.no_peers:
+        kinds = [kind for kind in kinds if KINDS[kind].group != "mcpz"]
+    figures: dict[str, list[float]] = {}
+    started = time.monotonic()
+    with tempfile.TemporaryDirectory(prefix="perf_instr_bench_") as tmp, ExitStack() as stack:
+        work = Path(tmp)
+        database_url = stack.enter_context(embedded_database(work))
+        os.environ["DJANGO_SETTINGS_MODULE"] = SETTINGS
+        env, token = seed_demo(database_url, "instr")
+        env = {**env, **RATES, "DJANGO_SETTINGS_MODULE": SETTINGS, "PYTHONHASHSEED": "0"}
+        env["INSTR_STEADY"] = "1"  # bench/steady.py
+        env["MCP_BENCH_EXTRA_TOOLS"] = "10"  # bench/mcp_bench.py's server for tools/list
+        env["PYTHONPATH"] = str(ROOT)
+        groups: dict[str, Group] = {
+            "cluck": (Path(sys.executable), {"INSTR_APP": "cluck.asgi:application"})
+        }
+        tokens = {"cluck": token}
+        if any(KINDS[kind].group == "shop" for kind in kinds):
+            _ensure_database(database_url, "shop")
+            shop_vars = shop_env(_with_database(database_url, "shop"))
+            tokens["shop"] = seed_shop(shop_vars["DATABASE_URL"])
+            groups["shop"] = (
+                Path(sys.executable),
+                {**shop_vars, "INSTR_APP": "shop.asgi:application"},
+            )
+        if any(KINDS[kind].group == "mcpz" for kind in kinds):
+            python, peer_env, tokens["mcpz"] = _peer(stack, database_url)
+            app = "bench.peers.project.asgi:application"
+            groups["mcpz"] = (python, {**peer_env, "INSTR_APP": app})
+        print(f"seeded ({time.monotonic() - started:.0f} s)", file=sys.stderr)
+        runner = Runner(work, env, groups)
+        ctx = Context(tokens, 0, farm_day(), "")
+        ctx = Context(tokens, _flock(runner, ctx), farm_day(), "")
+        for repeat in range(options.repeat):
+            run_ctx = Context(ctx.tokens, ctx.flock, ctx.day, secrets.token_hex(4))
+            measured = measure(runner, run_ctx, kinds, options.calls, options.warmup)
+            for kind, figure in measured.items():
+                figures.setdefault(kind, []).append(figure)
+            print(
+                f"run {repeat + 1} ({time.monotonic() - started:.0f} s): "
+                + ", ".join(f"{kind} {figure:,.0f}" for kind, figure in measured.items()),
+                file=sys.stderr,
+            )
+    report(figures, options.calls, options.warmup)
+    if options.record_baseline:
+        record(figures, options.calls, options.warmup)
+    if options.smoke:
+        assert baseline is not None
+        gate(figures, baseline)
+        smoke_done()
+
+
+def report(figures: dict[str, list[float]], calls: int, warmup: int) -> None:
+    runs = max(len(values) for values in figures.values())
+    print(
+        f"instructions per call (callgrind Ir, in process, PYTHONHASHSEED=0): {calls} counted "
+        f"calls per run after {warmup} uncounted, {runs} run(s) per kind; median of the runs, "
+        "spread = (max - min) / median"
+    )
+    floor = statistics.median(figures["bare+rate"]) if "bare+rate" in figures else None
+    print(f"{'kind':<18}{'instr/call':>12}{'spread':>9}{'vs bare+rate':>14}{'vs REST twin':>14}")
+    for kind, values in figures.items():
+        median = statistics.median(values)
+        spread = (max(values) - min(values)) / median
+        vs_floor = f"{median / floor:.3f}" if floor else "-"
+        twin = KINDS[kind].twin
+        vs_twin = "-"
+        if twin is not None and twin in figures and twin != "bare+rate":
+            vs_twin = f"{median / statistics.median(figures[twin]):.3f}"
+        print(f"{kind:<18}{median:>12,.0f}{spread:>8.2%}{vs_floor:>14}{vs_twin:>14}")
+    for era in ("2025", "2026"):
+        ours, peer = f"mcp-{era}", f"mcpz-{era}"
+        if ours in figures and peer in figures:
+            ratio = statistics.median(figures[ours]) / statistics.median(figures[peer])
+            print(f"/mcp {era} vs django-mcpz {era}: {ratio:.3f}x the instructions per call")
+
+
+def record(figures: dict[str, list[float]], calls: int, warmup: int) -> None:
+    data = {
+        "commit": _commit(),
+        "calls": calls,
+        "warmup": warmup,
+        "environment": environment(),
+        "kinds": {kind: round(statistics.median(values)) for kind, values in figures.items()},
+    }
+    BASELINE.write_text(json.dumps(data, indent=2) + "\n")
+    print(f"baseline written: {BASELINE.relative_to(ROOT)}")
+
+
+def gate(figures: dict[str, list[float]], baseline: dict[str, Any]) -> None:
+    """Exit 1 when a gated kind's instructions per call grew past the tolerance."""
+    grown = []
+    for kind in GATED:
+        now, then = statistics.median(figures[kind]), baseline["kinds"][kind]
+        print(
+            f"gate {kind}: {now:,.0f} instructions per call, baseline {then:,} ({now / then:.3f}x)"
+        )
+        if now > then * TOLERANCE:
+            grown.append(f"{kind} {now / then - 1:+.1%} ({then:,} -> {now:,.0f})")
+    if grown:
+        here = environment()
+        differs = {
+            k: (v, here.get(k)) for k, v in baseline["environment"].items() if here.get(k) != v
+        }
+        sys.exit(
+            f"FAILED: /mcp instructions per call grew more than {TOLERANCE - 1:.0%} over "
+            f"{BASELINE.relative_to(ROOT)} (commit {baseline['commit'][:12]}): {'; '.join(grown)}."
+            + (f" The environment differs from the baseline's: {differs}." if differs else "")
+            + " A change meant to cost this records a new baseline (--record-baseline) in the "
+            "same commit, saying why."
+        )
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONWARNINGS", "ignore")
+    main()
