@@ -92,6 +92,47 @@ _running: set[int] = set()  # process groups of guard runs (their children's pid
 _servers: set[subprocess.Popen[bytes]] = set()
 _stopping = threading.Event()
 
+SCHEMA_CACHE_SOURCE = '''
+# Valid JSON Schemas, across runs. A schema is checked against its meta-schema by a library
+# function whose answer depends on the schema alone: a mutation that changes a tool's schema
+# changes the key, and an invalid schema is never remembered, so it is refused every time.
+# (mcp_tools checks every registered tool's schemas when the apps load: about 90, half a
+# second of each guard run.)
+valid_schemas = set()
+checked_schemas = []
+
+
+def _canonical(value):
+    """A key that tells apart every JSON value (1, 1.0, True and "1" included); TypeError for
+    anything else, which is then checked every time."""
+    if isinstance(value, dict):
+        if not all(isinstance(key, str) for key in value):
+            raise TypeError("a key that is not a string")
+        return ("d", tuple(sorted((key, _canonical(item)) for key, item in value.items())))
+    if isinstance(value, (list, tuple)):
+        return ("l", tuple(_canonical(item) for item in value))
+    if value is None or type(value) in (str, int, float, bool):
+        return (type(value).__name__, value)
+    raise TypeError(type(value).__name__)
+
+
+def _remembering(check):
+    def check_schema(cls, schema, *args, **kwargs):
+        try:
+            key = repr((cls.__module__, cls.__qualname__, _canonical(schema)))
+        except (TypeError, RecursionError):
+            key = None
+        if key is not None and not args and not kwargs and key in valid_schemas:
+            return None
+        check(cls, schema, *args, **kwargs)
+        if key is not None and not args and not kwargs:
+            valid_schemas.add(key)
+            checked_schemas.append(key)
+        return None
+
+    return classmethod(check_schema)
+'''
+
 FORK_SERVER = "_cluck_mutation_forkserver"
 FORK_SERVER_SOURCE = '''"""Written by scripts/mutations into its scratch copy: a pytest fork server.
 
@@ -106,6 +147,7 @@ only for the project's own modules. A library whose import fails without Django'
 stays for the child to import; one whose import starts a thread is written to the blocklist
 (forking a threaded process is unsafe) and the server retires, to be started again without it.
 """
+import gc
 import importlib
 import json
 import os
@@ -180,10 +222,24 @@ warm((
 ))
 import pytest  # noqa: E402
 import _pytest.python  # noqa: E402,F401
+import _pytest.unraisableexception  # noqa: E402
+
+# {schema cache}
+
+try:
+    import jsonschema.validators
+except ImportError:
+    pass
+else:
+    for validator in set(getattr(jsonschema.validators, "_VALIDATORS", {}).values()):
+        validator.check_schema = _remembering(validator.check_schema.__func__)
 
 for line in sys.stdin:
     job = json.loads(line)
     sys.stdout.flush()
+    # Every object the server holds is old: the child's collections skip them (and leave
+    # their pages shared).
+    gc.freeze()
     pid = os.fork()
     if pid == 0:
         os.setsid()
@@ -194,7 +250,17 @@ for line in sys.stdin:
         os.environ.update(job["env"])
         os.chdir(job["cwd"])
         sys.argv = ["pytest", *job["args"]]
+        # pytest collects garbage five times at exit for the unraisable exceptions of the
+        # session's end (a third of a second); every test's phases are reported by then, and
+        # they alone decide the verdict.
+        _pytest.unraisableexception.gc_collect_harder = lambda iterations: None
         code = 3
+        profile = None
+        if os.environ.get("CLUCK_MUTATION_PROFILE"):  # a directory: one cProfile dump per run
+            import cProfile
+
+            profile = cProfile.Profile()
+            profile.enable()
         try:
             code = int(pytest.main(job["args"]))
         except SystemExit as exc:
@@ -204,11 +270,15 @@ for line in sys.stdin:
 
             traceback.print_exc()
         finally:
+            if profile is not None:
+                profile.disable()
+                profile.dump_stats(os.path.join(
+                    os.environ["CLUCK_MUTATION_PROFILE"], "%d.prof" % os.getpid()))
             sys.stdout.flush()
             sys.stderr.flush()
             try:
                 with open(job["modules"], "w", encoding="utf-8") as out:
-                    json.dump(library_modules(), out)
+                    json.dump({"modules": library_modules(), "schemas": checked_schemas}, out)
             except BaseException:
                 pass
             os._exit(code)
@@ -217,7 +287,9 @@ for line in sys.stdin:
     learned = []
     if os.path.exists(job["modules"]):
         with open(job["modules"], encoding="utf-8") as listed:
-            learned = json.load(listed)
+            told = json.load(listed)
+        learned = told["modules"]
+        valid_schemas.update(told["schemas"])
         os.unlink(job["modules"])
     # Before the status line: the runner sends the next job only once it has read it.
     retire = not warm(learned)
@@ -228,7 +300,7 @@ for line in sys.stdin:
     }), flush=True)
     if retire:
         break
-'''
+'''.replace("# {schema cache}\n", SCHEMA_CACHE_SOURCE)
 
 KILLED = "killed"
 SURVIVED = "survived"
