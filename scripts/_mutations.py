@@ -26,6 +26,7 @@ import fnmatch
 import json
 import os
 import random
+import re
 import select as io_select
 import shutil
 import signal
@@ -63,6 +64,8 @@ REPORT_SOURCE = '''"""Written by scripts/mutations into its scratch copy: JSON l
 import json
 import os
 
+import pytest
+
 
 def _write(record):
     with open(os.environ["CLUCK_MUTATION_REPORT"], "a", encoding="utf-8") as out:
@@ -85,12 +88,77 @@ def pytest_runtest_logreport(report):
 def pytest_collectreport(report):
     if report.failed:
         _write({"node": report.nodeid, "when": "collect", "outcome": "failed"})
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_fixture_setup(fixturedef, request):
+    """With CLUCK_MUTATION_MIGRATED the reused test database is migrated already, by the
+    unmutated code, and the mutation reaches nothing that migrate runs: the database set-up
+    skips ``migrate`` (loading every migration, the post_migrate handlers), and the rest of it
+    (the database's name, the cache table) runs as ever."""
+    if fixturedef.argname != "django_db_setup" or not os.environ.get("CLUCK_MUTATION_MIGRATED"):
+        return (yield)
+    from django.core import management
+
+    call_command = management.call_command
+
+    def skipping_migrate(name, *args, **options):
+        if name == "migrate":
+            return None
+        return call_command(name, *args, **options)
+
+    management.call_command = skipping_migrate
+    try:
+        return (yield)
+    finally:
+        management.call_command = call_command
 '''
 
 # Guard runs in flight, killed (with their servers) if the runner is stopped.
 _running: set[int] = set()  # process groups of guard runs (their children's pids)
 _servers: set[subprocess.Popen[bytes]] = set()
 _stopping = threading.Event()
+
+SCHEMA_CACHE_SOURCE = '''
+# Valid JSON Schemas, across runs. A schema is checked against its meta-schema by a library
+# function whose answer depends on the schema alone: a mutation that changes a tool's schema
+# changes the key, and an invalid schema is never remembered, so it is refused every time.
+# (mcp_tools checks every registered tool's schemas when the apps load: about 90, half a
+# second of each guard run.)
+valid_schemas = set()
+checked_schemas = []
+
+
+def _canonical(value):
+    """A key that tells apart every JSON value (1, 1.0, True and "1" included); TypeError for
+    anything else, which is then checked every time."""
+    if isinstance(value, dict):
+        if not all(isinstance(key, str) for key in value):
+            raise TypeError("a key that is not a string")
+        return ("d", tuple(sorted((key, _canonical(item)) for key, item in value.items())))
+    if isinstance(value, (list, tuple)):
+        return ("l", tuple(_canonical(item) for item in value))
+    if value is None or type(value) in (str, int, float, bool):
+        return (type(value).__name__, value)
+    raise TypeError(type(value).__name__)
+
+
+def _remembering(check):
+    def check_schema(cls, schema, *args, **kwargs):
+        try:
+            key = repr((cls.__module__, cls.__qualname__, _canonical(schema)))
+        except (TypeError, RecursionError):
+            key = None
+        if key is not None and not args and not kwargs and key in valid_schemas:
+            return None
+        check(cls, schema, *args, **kwargs)
+        if key is not None and not args and not kwargs:
+            valid_schemas.add(key)
+            checked_schemas.append(key)
+        return None
+
+    return classmethod(check_schema)
+'''
 
 FORK_SERVER = "_cluck_mutation_forkserver"
 FORK_SERVER_SOURCE = '''"""Written by scripts/mutations into its scratch copy: a pytest fork server.
@@ -106,6 +174,7 @@ only for the project's own modules. A library whose import fails without Django'
 stays for the child to import; one whose import starts a thread is written to the blocklist
 (forking a threaded process is unsafe) and the server retires, to be started again without it.
 """
+import gc
 import importlib
 import json
 import os
@@ -180,10 +249,24 @@ warm((
 ))
 import pytest  # noqa: E402
 import _pytest.python  # noqa: E402,F401
+import _pytest.unraisableexception  # noqa: E402
+
+# {schema cache}
+
+try:
+    import jsonschema.validators
+except ImportError:
+    pass
+else:
+    for validator in set(getattr(jsonschema.validators, "_VALIDATORS", {}).values()):
+        validator.check_schema = _remembering(validator.check_schema.__func__)
 
 for line in sys.stdin:
     job = json.loads(line)
     sys.stdout.flush()
+    # Every object the server holds is old: the child's collections skip them (and leave
+    # their pages shared).
+    gc.freeze()
     pid = os.fork()
     if pid == 0:
         os.setsid()
@@ -194,7 +277,17 @@ for line in sys.stdin:
         os.environ.update(job["env"])
         os.chdir(job["cwd"])
         sys.argv = ["pytest", *job["args"]]
+        # pytest collects garbage five times at exit for the unraisable exceptions of the
+        # session's end (a third of a second); every test's phases are reported by then, and
+        # they alone decide the verdict.
+        _pytest.unraisableexception.gc_collect_harder = lambda iterations: None
         code = 3
+        profile = None
+        if os.environ.get("CLUCK_MUTATION_PROFILE"):  # a directory: one cProfile dump per run
+            import cProfile
+
+            profile = cProfile.Profile()
+            profile.enable()
         try:
             code = int(pytest.main(job["args"]))
         except SystemExit as exc:
@@ -204,11 +297,15 @@ for line in sys.stdin:
 
             traceback.print_exc()
         finally:
+            if profile is not None:
+                profile.disable()
+                profile.dump_stats(os.path.join(
+                    os.environ["CLUCK_MUTATION_PROFILE"], "%d.prof" % os.getpid()))
             sys.stdout.flush()
             sys.stderr.flush()
             try:
                 with open(job["modules"], "w", encoding="utf-8") as out:
-                    json.dump(library_modules(), out)
+                    json.dump({"modules": library_modules(), "schemas": checked_schemas}, out)
             except BaseException:
                 pass
             os._exit(code)
@@ -217,7 +314,9 @@ for line in sys.stdin:
     learned = []
     if os.path.exists(job["modules"]):
         with open(job["modules"], encoding="utf-8") as listed:
-            learned = json.load(listed)
+            told = json.load(listed)
+        learned = told["modules"]
+        valid_schemas.update(told["schemas"])
         os.unlink(job["modules"])
     # Before the status line: the runner sends the next job only once it has read it.
     retire = not warm(learned)
@@ -228,7 +327,7 @@ for line in sys.stdin:
     }), flush=True)
     if retire:
         break
-'''
+'''.replace("# {schema cache}\n", SCHEMA_CACHE_SOURCE)
 
 KILLED = "killed"
 SURVIVED = "survived"
@@ -298,6 +397,9 @@ class Worker:
     database_url: str
     scratch: Path = field(init=False)
     database_ready: bool = False
+    # The reused database holds what migrate would make of it with the unmutated code (no run
+    # since changed what migrate installs): the next run may skip migrate.
+    database_migrated: bool = False
     _server: subprocess.Popen[bytes] | None = field(default=None, init=False)
     _pending: bytes = field(default=b"", init=False)
 
@@ -380,9 +482,12 @@ class Worker:
         *,
         timeout: float,
         fresh_db: bool = False,
+        migrate_time: bool = False,
         first_failure: bool = True,
     ) -> Run:
         """Run ``node_ids`` in the copy. ``fresh_db``: a throwaway test database, not reused;
+        ``migrate_time``: the copy is mutated where migrate runs (:func:`touches_migrate_time`),
+        so migrate runs on the reused database, and again in the next run, unmutated;
         ``first_failure``: stop at the first failing test (``-x``)."""
         report = self.base / f"report{self.index}.jsonl"
         report.unlink(missing_ok=True)
@@ -394,6 +499,8 @@ class Worker:
         env = self._environment(
             DATABASE_URL=url, CLUCK_MUTATION_REPORT=str(report), PYTEST_DISABLE_PLUGIN_AUTOLOAD="1"
         )
+        if self.database_ready and self.database_migrated and not fresh_db and not migrate_time:
+            env["CLUCK_MUTATION_MIGRATED"] = "1"
         pytest_args = [
             "-q",
             *(["-x"] if first_failure else []),
@@ -440,15 +547,28 @@ class Worker:
         if not fresh_db:
             # A run killed mid-test may leave rows behind: the next run starts afresh.
             self.database_ready = returncode is not None
+            self.database_migrated = (
+                self.database_ready and not migrate_time and not self.alter_schema(node_ids)
+            )
         return Run(returncode, seconds, phases, output, float(done.get("cpu", 0.0)))
+
+    def alter_schema(self, node_ids: Sequence[str]) -> bool:
+        """Whether the guards' modules may change what migrate made of the test database
+        (they name migrations or row-level security): the next run migrates again."""
+        return any(
+            MIGRATE_STATE.search(source) for source in self._module_sources(node_ids).values()
+        )
+
+    def _module_sources(self, node_ids: Sequence[str]) -> dict[str, str]:
+        return {
+            module: (self.scratch / module).read_text(encoding="utf-8")
+            for module in sorted({node.split("::")[0] for node in node_ids})
+            if (self.scratch / module).is_file()
+        }
 
     def plugins(self, node_ids: Sequence[str]) -> list[str]:
         """``-p ...`` for the pytest plugins the guards use (autoloading is off)."""
-        sources = " ".join(
-            (self.scratch / node.split("::")[0]).read_text(encoding="utf-8")
-            for node in sorted(set(node_ids))
-            if (self.scratch / node.split("::")[0]).is_file()
-        )
+        sources = " ".join(self._module_sources(node_ids).values())
         plugins = list(PLUGINS)
         plugins += [name for module, name in LIBRARY_PLUGINS if module in sources]
         return [arg for name in plugins for arg in ("-p", name)]
@@ -645,11 +765,47 @@ def touches_migrations(mutation: Mutation) -> bool:
     return any("/migrations/" in path for path in paths)
 
 
+# What migrate does to a reused, migrated database besides applying migrations: its
+# post_migrate handlers (content types and permissions from the models, row-level security from
+# tenancy.rls and the tables declared in settings, apps' ready() and TENANCY_RLS_MODELS).
+MIGRATE_TIME_NAMES = ("models.py", "apps.py", "conf.py")
+MIGRATE_TIME_DIRS = ("migrations", "models", "rls")
+MIGRATE_TIME_TEXT = re.compile(r"post_migrate|pre_migrate|\bdeclare\(|\brls\b|_rls|rls_", re.I)
+# A guard module that names these may leave the database other than migrate made it (it runs
+# migrations, or SQL on the schema, the policies or the role).
+MIGRATE_STATE = re.compile(
+    r"[Mm]igrat|ROW LEVEL SECURITY|\bPOLICY\b|(ALTER|CREATE|DROP) (TABLE|ROLE)|\bTRUNCATE\b"
+)
+
+
+def touches_migrate_time(mutation: Mutation, root: Path) -> bool:
+    """Whether ``mutation`` may change what migrate does to an already-migrated database (by
+    its paths, and by the text of the files it edits): then migrate is not skipped."""
+    for step in mutation.edits:
+        for path in (step.path, *([step.to] if isinstance(step, Move) else [])):
+            parts = Path(path).parts
+            if Path(path).name.startswith("settings") or Path(path).name in MIGRATE_TIME_NAMES:
+                return True
+            if any(part in MIGRATE_TIME_DIRS for part in parts[:-1]):
+                return True
+        source = root / step.path
+        text = source.read_text(encoding="utf-8") if source.is_file() else ""
+        if MIGRATE_TIME_TEXT.search(text):
+            return True
+        if not isinstance(step, Move) and MIGRATE_TIME_TEXT.search(step.replace):
+            return True
+    return False
+
+
 def run_mutation(worker: Worker, mutation: Mutation, timeout: float) -> Result:
     try:
+        migrate_time = touches_migrate_time(mutation, worker.scratch)
         with worker.mutated(mutation):
             run = worker.run(
-                [mutation.node_id], timeout=timeout, fresh_db=touches_migrations(mutation)
+                [mutation.node_id],
+                timeout=timeout,
+                fresh_db=touches_migrations(mutation),
+                migrate_time=migrate_time,
             )
     except NoLongerApplies as exc:
         return Result(mutation, GONE, str(exc))
