@@ -168,7 +168,7 @@ def test_farm_bench_runs_past_the_default_rate_and_on_a_day_the_farm_accepts(
 # instructions, 0.9 % of a call (bench/instr_bench.py), which the 5 % tolerance lets through;
 # eight (~7 %) is a slowdown the gate exists to stop.
 @mutation(
-    "mcp_tools/views.py",
+    "mcp_tools/serving/views.py",
     find=(
         "        message = parse_bounded(request.body)\n    except _jsonrpc.EnvelopeError as exc:"
     ),
