@@ -217,11 +217,3 @@ def deliver(tenant: Any, owner: Any, response: Mapping[str, Any]) -> Delivery:
             woken.set()
         return "accepted"
     return "answered" if owned.filter(answered_at__isnull=False).exists() else "unknown"
-
-
-def purge_expired() -> int:
-    """Delete requests past their expiry (a declaration is one row per member: kept)."""
-    from mcp_tools.models import ClientRequest
-
-    deleted, _ = ClientRequest.objects.filter(expires_at__lt=timezone.now()).delete()
-    return deleted

@@ -147,16 +147,6 @@ def redeem(state: OpenedState, *, using: str = "default") -> None:
         raise RequestStateRefusedError("replayed") from None
 
 
-def purge_expired(*, using: str = "default") -> int:
-    """Delete redemptions whose states have expired (their signatures refuse them anyway)."""
-    from mcp_tools.models import RequestStateRedemption
-
-    deleted, _ = (
-        RequestStateRedemption.objects.using(using).filter(expires_at__lt=timezone.now()).delete()
-    )
-    return deleted
-
-
 @dataclass
 class Inputs:
     """This round's verified answers and the state to redeem in the worker."""

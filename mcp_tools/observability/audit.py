@@ -382,12 +382,3 @@ def flush() -> None:
     """Write every queued audit row now (tests; shutdown)."""
     if _writer:
         _writer[0].flush()
-
-
-def purge(*, older_than: dt.timedelta) -> int:
-    """Delete audit rows older than ``older_than``; returns how many."""
-    from mcp_tools.models import CallAudit
-
-    cutoff = dt.datetime.now(dt.UTC) - older_than
-    deleted, _ = CallAudit.objects.filter(at__lt=cutoff).delete()
-    return deleted

@@ -93,15 +93,6 @@ def _publish(method: str, *, tenant_key: str, uri: str, row_key: str = "") -> No
     transaction.on_commit(write)
 
 
-def purge_expired() -> int:
-    """Delete change rows past ``CHANGE_EVENT_RETENTION_SECONDS`` and stale listener rows."""
-    now = timezone.now()
-    retention = timedelta(seconds=float(conf.get("CHANGE_EVENT_RETENTION_SECONDS")))
-    deleted, _ = ChangeEvent.objects.filter(created_at__lt=now - retention).delete()
-    Listener.objects.filter(seen_at__lt=now - STALE_AFTER).delete()
-    return deleted
-
-
 # --- listeners ------------------------------------------------------------------------------
 
 

@@ -16,8 +16,8 @@ worker (``claim``: one more attempt, a lease the worker renews). A claimed task 
 lost its worker: it is queued again while it has attempts left (``max_attempts``, from the
 tool's ``task_retry``), else reported (and recorded) as failed, so a lost worker never leaves a
 task working forever. Whoever reads the task first decides (``get``, ``reap_lapsed``); the
-conditional updates make that decision once. ``purge_expired`` deletes rows past their
-retention.
+conditional updates make that decision once. ``manage.py purge_expired`` deletes rows past
+their retention (``mcp_tools.management.expiring``).
 """
 
 from __future__ import annotations
@@ -407,8 +407,3 @@ class TaskStore:
             .filter(task_id__in=ids, status=TaskStatus.WORKING)
             .update(lease_expires_at=until)
         )
-
-    def purge_expired(self) -> int:
-        """Delete tasks past their retention (safe on every replica at once)."""
-        deleted, _ = self._rows().filter(expires_at__lte=timezone.now()).delete()
-        return deleted
