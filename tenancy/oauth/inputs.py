@@ -17,6 +17,8 @@ from urllib.parse import unquote_plus
 
 # NUL, and the UTF-16 surrogate range (JSON's "\ud800" decodes to one; UTF-8 cannot hold it).
 _UNSAFE = re.compile("[\x00\ud800-\udfff]")
+# What every endpoint answers such a request with, in its own format.
+UNSAFE_INPUT = "The request holds NUL or unpaired surrogate characters."
 # Nesting deeper than this in a client's JSON is refused rather than walked.
 MAX_DEPTH = 8
 

@@ -17,6 +17,7 @@ from typing import Any
 from urllib.parse import urlsplit
 
 from django.http import HttpRequest
+from oauth2_provider.settings import oauth2_settings
 
 from tenancy.oauth import conf
 from tenancy.oauth.inputs import unsafe_value
@@ -126,3 +127,14 @@ def parse(request: HttpRequest) -> dict[str, Any] | Refusal:
     if not isinstance(data, dict):
         return Refusal("invalid_client_metadata", "Request body must be a JSON object")
     return refusal(data) or data
+
+
+def allowed_schemes(application: Any) -> list[str]:
+    """The toolkit's redirect schemes plus the private-use ones this client registered
+    (RFC 8252 §7.1), which only the registration endpoint admits (``refusal`` above)."""
+    schemes = list(oauth2_settings.ALLOWED_REDIRECT_URI_SCHEMES)
+    for uri in str(getattr(application, "redirect_uris", "") or "").split():
+        scheme = uri.split(":", 1)[0].lower()
+        if private_use_scheme(scheme) and scheme not in schemes:
+            schemes.append(scheme)
+    return schemes

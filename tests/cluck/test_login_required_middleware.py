@@ -55,13 +55,13 @@ def _not_sent_to_login(response: Any) -> None:
     replace="@handles_own_transactions\n@csrf_exempt",
 )
 @mutation(
-    "tenancy/oauth/views.py",
+    "tenancy/oauth/pages.py",
     find='@method_decorator(login_not_required, name="dispatch")\n@handles_own_transactions\n'
     "@ignores_ambient_credentials\nclass ClientsView(",
     replace="@handles_own_transactions\n@ignores_ambient_credentials\nclass ClientsView(",
 )
 @mutation(
-    "tenancy/oauth/views.py",
+    "tenancy/oauth/pages.py",
     find='@method_decorator(login_not_required, name="dispatch")\n@handles_own_transactions\n'
     '@ignores_ambient_credentials\n@method_decorator(never_cache, name="dispatch")\n'
     "class SignInView(",
@@ -150,7 +150,7 @@ def _login_warnings() -> list[str]:
     replace="@handles_own_transactions  # async",
 )
 @mutation(
-    "tenancy/oauth/views.py",
+    "tenancy/oauth/pages.py",
     find='@method_decorator(login_not_required, name="dispatch")\n@handles_own_transactions\n'
     "@ignores_ambient_credentials\nclass ClientsView(",
     replace="@handles_own_transactions\n@ignores_ambient_credentials\nclass ClientsView(",

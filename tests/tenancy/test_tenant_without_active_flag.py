@@ -8,7 +8,7 @@ from django.test import override_settings
 from tenancy import conf
 from tenancy.checks import check_tenant_model
 from tenancy.management.commands._tenant import tenant_by_code
-from tenancy.oauth.views import live_memberships
+from tenancy.oauth.pages import live_memberships
 from tests.factories import DEFAULT_PASSWORD
 from tests.mutations import mutation
 

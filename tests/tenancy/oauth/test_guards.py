@@ -121,7 +121,7 @@ def test_an_mcp_token_is_not_accepted_by_the_rest_api():
 
 
 @mutation(
-    "tenancy/oauth/views.py",
+    "tenancy/oauth/pages.py",
     find=(
         '        for resource in request.GET.getlist("resource"):\n'
         '            if resource.rstrip("/") != canonical:\n'

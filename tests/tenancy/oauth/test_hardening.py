@@ -63,7 +63,7 @@ def _basic(client_id: str, secret: str) -> str:
     replace="",
 )
 @mutation(
-    "tenancy/oauth/views.py",
+    "tenancy/oauth/endpoints.py",
     find="        response: HttpResponse = self.authorization_flow_token_response(request)\n",
     replace="        response: HttpResponse = super().post(request, *args, **kwargs)\n",
 )
@@ -126,7 +126,7 @@ def test_the_authorization_endpoint_offers_no_implicit_grant():
 
 
 @mutation(
-    "tenancy/oauth/views.py",
+    "tenancy/oauth/endpoints.py",
     find='            application.client_secret = ""\n',
     replace="",
 )
@@ -215,7 +215,7 @@ def test_registration_is_bounded_and_offers_only_what_the_server_honours(extra, 
 
 
 @mutation(
-    "tenancy/oauth/views.py",
+    "tenancy/oauth/pages.py",
     find="        return OAuth2ResponseRedirect(redirect_to, allowed_schemes(application))\n",
     replace="        return super().redirect(redirect_to, application)\n",
 )
@@ -314,7 +314,7 @@ def _retry_after(response: Any) -> int:
     replace="",
 )
 @mutation(
-    "tenancy/oauth/views.py",
+    "tenancy/oauth/endpoints.py",
     find="        retry = limits.retry_after(request, limits.TOKEN)\n",
     replace="        retry = None\n",
 )
@@ -347,7 +347,7 @@ def test_the_token_endpoint_is_limited_per_address_and_per_client(settings):
     replace="        status=403,\n",
 )
 @mutation(
-    "tenancy/oauth/views.py",
+    "tenancy/oauth/pages.py",
     find="status=429, retry=retry)",
     replace="status=403, retry=retry)",
 )
@@ -374,12 +374,12 @@ def test_registration_and_sign_in_refusals_are_429_with_retry_after(settings):
 
 
 @mutation(
-    "tenancy/oauth/views.py",
+    "tenancy/oauth/pages.py",
     find="            if not self._authorized_by_user(client_id):",
     replace="            if False:",
 )
 @mutation(
-    "tenancy/oauth/views.py",
+    "tenancy/oauth/pages.py",
     find='            **{user_lookup("membership"): user},\n        ).exists()',
     replace="        ).exists()",
 )
@@ -409,7 +409,7 @@ def test_an_error_is_redirected_only_to_a_client_the_user_authorized():
 
 
 @mutation(
-    "tenancy/oauth/views.py",
+    "tenancy/oauth/pages.py",
     find='        if "none" in request.GET.get("prompt", "").split():\n'
     '            return self._prompt_none("consent_required")\n',
     replace="",
@@ -437,7 +437,7 @@ def test_prompt_none_never_shows_the_page_nor_issues_a_code():
 
 
 @mutation(
-    "tenancy/oauth/views.py",
+    "tenancy/oauth/pages.py",
     find='@method_decorator(never_cache, name="dispatch")\nclass ConsentView(',
     replace="class ConsentView(",
 )
