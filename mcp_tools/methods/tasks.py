@@ -82,14 +82,15 @@ def _iso(moment: dt.datetime) -> str:
     return moment.astimezone(dt.UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
-def _fields(view: TaskView) -> dict[str, Any]:
+def _fields(view: TaskView, *, ttl: str = "ttlMs", poll: str = "pollIntervalMs") -> dict[str, Any]:
+    """The task's own fields; 2025-11-25 named the two durations without their unit."""
     fields: dict[str, Any] = {
         "taskId": view.task_id,
         "status": view.status,
         "createdAt": _iso(view.created_at),
         "lastUpdatedAt": _iso(view.updated_at),
-        "ttlMs": view.ttl_ms,
-        "pollIntervalMs": int(conf.get("TASK_POLL_INTERVAL_MS")),
+        ttl: view.ttl_ms,
+        poll: int(conf.get("TASK_POLL_INTERVAL_MS")),
     }
     if view.status_message:
         fields["statusMessage"] = view.status_message
@@ -115,17 +116,7 @@ def detailed(view: TaskView) -> dict[str, Any]:
 
 def task_v1(view: TaskView) -> dict[str, Any]:
     """2025-11-25 ``Task``."""
-    task: dict[str, Any] = {
-        "taskId": view.task_id,
-        "status": view.status,
-        "createdAt": _iso(view.created_at),
-        "lastUpdatedAt": _iso(view.updated_at),
-        "ttl": view.ttl_ms,
-        "pollInterval": int(conf.get("TASK_POLL_INTERVAL_MS")),
-    }
-    if view.status_message:
-        task["statusMessage"] = view.status_message
-    return task
+    return _fields(view, ttl="ttl", poll="pollInterval")
 
 
 # --- tasks/* requests -------------------------------------------------------------------------
