@@ -13,7 +13,7 @@ import functools
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import TYPE_CHECKING, Any, Final
 
 from mcp_types.jsonrpc import INVALID_PARAMS
 
@@ -23,7 +23,7 @@ from mcp_tools.authoring.prompts import PromptSpec
 from mcp_tools.authoring.resources import ResourceSpec, ResourceTemplateSpec, contents_of
 from mcp_tools.call.context import CallContext
 from mcp_tools.catalogue import paging
-from mcp_tools.catalogue.surfaces import Surface
+from mcp_tools.catalogue.surfaces import Catalogue, Surface
 from mcp_tools.exceptions import ResourceNotFoundError
 from mcp_tools.execution import bounds, runner
 from mcp_tools.execution.results import translate
@@ -33,6 +33,9 @@ from mcp_tools.rpc.replies import Reply, bound_refusal, error, render, result
 from mcp_tools.rpc.request import RpcRequest
 from mcp_tools.serving.error_pages import database_unavailable
 from tenancy import evaluate, rls
+
+if TYPE_CHECKING:  # the era is above this layer: only its interface is named here
+    from mcp_tools.eras import Era
 
 logger = logging.getLogger(__name__)
 
@@ -73,6 +76,13 @@ async def handle(req: RpcRequest) -> Reply:
     if method == "prompts/get":
         return await _get_prompt(req)
     return await _complete(req)
+
+
+def _parts(
+    req: RpcRequest,
+) -> tuple[dict[str, Any], Any, Era, CallContext, Surface, Catalogue]:
+    """What each handler here reads of its request, as locals."""
+    return req.params, req.rid, req.era, req.ctx, req.surface, req.catalogue
 
 
 def _mapping(value: Any) -> Mapping[str, Any]:
@@ -186,14 +196,7 @@ async def readable(surface: Surface, ctx: CallContext, uri: str) -> bool:
 
 
 async def _read(req: RpcRequest) -> Reply:
-    params, rid, era, ctx, surface, catalogue = (
-        req.params,
-        req.rid,
-        req.era,
-        req.ctx,
-        req.surface,
-        req.catalogue,
-    )
+    params, rid, era, ctx, surface, catalogue = _parts(req)
     uri = params.get("uri")
     if not isinstance(uri, str):
         return error(era, rid, INVALID_PARAMS, "uri must be a string")
@@ -216,14 +219,7 @@ async def _read(req: RpcRequest) -> Reply:
 
 
 async def _get_prompt(req: RpcRequest) -> Reply:
-    params, rid, era, ctx, surface, catalogue = (
-        req.params,
-        req.rid,
-        req.era,
-        req.ctx,
-        req.surface,
-        req.catalogue,
-    )
+    params, rid, era, ctx, surface, catalogue = _parts(req)
     name = params.get("name")
     spec: PromptSpec | None = _visible(
         ctx, surface.features.prompts.get(name) if isinstance(name, str) else None
@@ -270,14 +266,7 @@ async def _get_prompt(req: RpcRequest) -> Reply:
 
 
 async def _complete(req: RpcRequest) -> Reply:
-    params, rid, era, ctx, surface, catalogue = (
-        req.params,
-        req.rid,
-        req.era,
-        req.ctx,
-        req.surface,
-        req.catalogue,
-    )
+    params, rid, era, ctx, surface, catalogue = _parts(req)
     ref = _mapping(params.get("ref"))
     argument = _mapping(params.get("argument"))
     known = _mapping(_mapping(params.get("context")).get("arguments"))
