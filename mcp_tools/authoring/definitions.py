@@ -11,7 +11,7 @@ from __future__ import annotations
 import inspect
 import typing
 from collections.abc import Callable, Mapping
-from typing import Any
+from typing import Any, Protocol, TypeVar
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -25,6 +25,25 @@ NAME_RE = TOOL_NAME_RE
 
 def fail(kind: str, where: str, problem: str) -> ImproperlyConfigured:
     return ImproperlyConfigured(f"MCP {kind} {where}: {problem}")
+
+
+class _Registered(Protocol):
+    @property
+    def qualname(self) -> str: ...
+
+
+_Spec = TypeVar("_Spec", bound=_Registered)
+
+
+def register_once(
+    registry: dict[str, _Spec], key: str, spec: _Spec, *, kind: str, where: str, taken: str
+) -> None:
+    """``registry[key] = spec`` unless another function holds ``key`` (``taken`` names it);
+    the same function again (an autoreload re-imports its module) replaces its own entry."""
+    existing = registry.get(key)
+    if existing is not None and existing.qualname != spec.qualname:
+        raise fail(kind, where, f"{taken} is already registered by {existing.qualname}")
+    registry[key] = spec
 
 
 def where_of(label: str, fn: Any) -> str:

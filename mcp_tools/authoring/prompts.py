@@ -231,10 +231,7 @@ class PromptRegistry:
                 completers=completers,
                 icons=check_icons(f"MCP {KIND} {where}", icons),
             )
-            existing = self._prompts.get(name)
-            if existing is not None and existing.qualname != spec.qualname:
-                raise d.fail(KIND, where, f"the name is already registered by {existing.qualname}")
-            self._prompts[name] = spec
+            d.register_once(self._prompts, name, spec, kind=KIND, where=where, taken="the name")
             return func
 
         return register

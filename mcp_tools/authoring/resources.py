@@ -204,10 +204,7 @@ class ResourceRegistry:
                 body_kind=kind,
                 icons=check_icons(f"MCP {KIND} {where}", icons),
             )
-            existing = self._resources.get(uri)
-            if existing is not None and existing.qualname != spec.qualname:
-                raise d.fail(KIND, where, f"uri is already registered by {existing.qualname}")
-            self._resources[uri] = spec
+            d.register_once(self._resources, uri, spec, kind=KIND, where=where, taken="uri")
             return func
 
         return register
@@ -284,10 +281,9 @@ class ResourceRegistry:
                 completers=d.check_completers(KIND, where, complete, set(names)),
                 icons=check_icons(f"MCP {KIND} {where}", icons),
             )
-            existing = self._templates.get(uri_template)
-            if existing is not None and existing.qualname != spec.qualname:
-                raise d.fail(KIND, where, f"template is already registered by {existing.qualname}")
-            self._templates[uri_template] = spec
+            d.register_once(
+                self._templates, uri_template, spec, kind=KIND, where=where, taken="template"
+            )
             return func
 
         return register
