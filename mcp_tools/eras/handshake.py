@@ -28,7 +28,8 @@ from mcp_tools.codes import CODE_CAPABILITY_REQUIRED
 from mcp_tools.eras import Era
 from mcp_tools.execution import runner
 from mcp_tools.execution.results import error_result
-from mcp_tools.methods import features, lifecycle, tasks, tools
+from mcp_tools.methods import lifecycle, tasks
+from mcp_tools.methods.table import shared_methods
 from mcp_tools.rpc import jsonrpc as _jsonrpc
 from mcp_tools.rpc import replies, router
 from mcp_tools.rpc.replies import Reply
@@ -58,10 +59,7 @@ class Handshake(Era):
             "initialize": (lifecycle.initialize, True),
             "ping": (lifecycle.ping, True),
             "logging/setLevel": (lifecycle.set_level, True),
-            "tools/list": (tools.list_tools, True),
-            "tools/call": (tools.call_tool, True),
-            **{method: (features.handle, True) for method in features.FEATURE_METHODS},
-            **{method: (tasks.handle, False) for method in tasks.HANDSHAKE_METHODS},
+            **shared_methods(tasks.HANDSHAKE_METHODS),
         }
     )
 

@@ -35,7 +35,8 @@ from mcp_tools.catalogue.surfaces import TASKS_EXTENSION
 from mcp_tools.eras import Era
 from mcp_tools.eras.envelope import CACHE_SCOPE, LIST_TTL_MS, modern_envelope
 from mcp_tools.execution import runner
-from mcp_tools.methods import features, lifecycle, subscriptions, tasks, tools
+from mcp_tools.methods import lifecycle, subscriptions, tasks
+from mcp_tools.methods.table import shared_methods
 from mcp_tools.rpc import jsonrpc as _jsonrpc
 from mcp_tools.rpc import replies, router
 from mcp_tools.rpc.replies import INVALID_BODY_REPLY, Reply, rejection
@@ -70,10 +71,7 @@ class Modern(Era):
     methods = MappingProxyType(
         {
             "server/discover": (lifecycle.discover, True),
-            "tools/list": (tools.list_tools, True),
-            "tools/call": (tools.call_tool, True),
-            **{method: (features.handle, True) for method in features.FEATURE_METHODS},
-            **{method: (tasks.handle, False) for method in tasks.MODERN_METHODS},
+            **shared_methods(tasks.MODERN_METHODS),
             # Optional (MCP_TOOLS_SUBSCRIPTIONS); -32601 while off.
             "subscriptions/listen": (subscriptions.listen, True),
         }
