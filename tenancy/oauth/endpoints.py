@@ -71,6 +71,15 @@ class ProtectedResourceMetadataView(dot.OAuthProtectedResourceMetadataView):
 # --- token, revocation, registration -------------------------------------------------------
 
 
+def _refusal(request: HttpRequest, rates: tuple[limits.Limit, ...]) -> HttpResponse | None:
+    """The token and revocation endpoints' answer before any work: NUL-free input, under
+    ``rates``; ``None`` to go on."""
+    if unsafe_request(request):
+        return limits.oauth_error("invalid_request", UNSAFE_INPUT)
+    retry = limits.retry_after(request, rates)
+    return None if retry is None else limits.too_many(retry)
+
+
 @method_decorator(login_not_required, name="dispatch")
 @handles_own_transactions
 @ignores_ambient_credentials
@@ -79,11 +88,9 @@ class TokenView(dot.TokenView):
     """The token endpoint: NUL-free input, under both rates, then the server decides."""
 
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if unsafe_request(request):
-            return limits.oauth_error("invalid_request", UNSAFE_INPUT)
-        retry = limits.retry_after(request, limits.TOKEN)
-        if retry is not None:
-            return limits.too_many(retry)
+        refused = _refusal(request, limits.TOKEN)
+        if refused is not None:
+            return refused
         # Always through the server: the toolkit's own post() answers a device-code request
         # itself, with database work, for a grant this server does not have.
         response: HttpResponse = self.authorization_flow_token_response(request)
@@ -96,11 +103,9 @@ class TokenView(dot.TokenView):
 @method_decorator(answers_cimd_limits, name="dispatch")
 class RevokeTokenView(dot.RevokeTokenView):
     def post(self, request: HttpRequest, *args: Any, **kwargs: Any) -> HttpResponse:
-        if unsafe_request(request):
-            return limits.oauth_error("invalid_request", UNSAFE_INPUT)
-        retry = limits.retry_after(request, limits.REVOCATION)
-        if retry is not None:
-            return limits.too_many(retry)
+        refused = _refusal(request, limits.REVOCATION)
+        if refused is not None:
+            return refused
         response: HttpResponse = super().post(request, *args, **kwargs)
         return response
 

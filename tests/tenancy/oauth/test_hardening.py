@@ -315,8 +315,8 @@ def _retry_after(response: Any) -> int:
 )
 @mutation(
     "tenancy/oauth/endpoints.py",
-    find="        retry = limits.retry_after(request, limits.TOKEN)\n",
-    replace="        retry = None\n",
+    find="        refused = _refusal(request, limits.TOKEN)\n",
+    replace="        refused = _refusal(request, ())\n",
 )
 def test_the_token_endpoint_is_limited_per_address_and_per_client(settings):
     """Mutations: drop the per-client limit from ``tenancy.oauth.limits.TOKEN`` → red (a client
