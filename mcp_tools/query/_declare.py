@@ -75,7 +75,7 @@ def _kind(field: models.Field[Any, Any]) -> str | None:
 
 @dataclass(frozen=True)
 class QueryField:
-    """One declared field path as the agent names it (``house__name``) and its value kind."""
+    """One declared field path as the agent names it (``author__name``) and its value kind."""
 
     path: str
     kind: str
