@@ -28,7 +28,13 @@ from mcp_tools.authoring.registry import Registry, default_registry
 from mcp_tools.authoring.rules import _check_schema, _idempotency_key_field, _state_date_format
 from mcp_tools.authoring.spec import IDEMPOTENCY_KEY_FIELD, REPLAYED_FIELD, TOOL_NAME_RE, ToolSpec
 from mcp_tools.call.context import CallContext
-from mcp_tools.contrib.drf.requests import _django_request, _json_of, _query_value, structured
+from mcp_tools.contrib.drf.requests import (
+    _django_request,
+    _json_of,
+    _query_value,
+    route_tool_spec,
+    structured,
+)
 from mcp_tools.contrib.drf.requests import _RouteUnit as DrfRouteUnit
 from mcp_tools.exceptions import ToolError
 from tenancy import AUTHENTICATED, Policy
@@ -171,27 +177,20 @@ class _NinjaOperation:
         function = self.operation.view_func
         call.__module__ = function.__module__
         call.__qualname__ = function.__qualname__
-        return ToolSpec(
+        return route_tool_spec(
             name=name,
-            fn=call,
+            call=call,
             read_only=self.read_only,
-            mirrors=(),
-            mirrors_no_route="a ninja_tool runs the Ninja operation itself",
+            runs="a ninja_tool runs the Ninja operation itself",
             description=text,
             title=title,
             policy=policy,
             destructive=(self.method == "DELETE") if destructive is None else destructive,
             args_model=args_model,
-            call_style="model",
-            user_model=args_model,
-            param_names=(),
-            result_kind="model",
             result_model=_Payload,
             input_schema=input_schema,
             output_schema=output_schema,
-            parameters=(),
             errors=NINJA_ERRORS,
-            a2a=False,
             icons=check_icons(self.where, icons),
             write_unit=None if self.read_only else _RouteUnit(self),
         )

@@ -14,7 +14,7 @@ from django.http import Http404, HttpRequest
 from pydantic import BaseModel
 
 from idempotency import IdempotencyScope, bound_fingerprint, fingerprint_bytes, sha256_hex
-from mcp_tools.authoring.spec import IDEMPOTENCY_KEY_FIELD
+from mcp_tools.authoring.spec import IDEMPOTENCY_KEY_FIELD, ToolSpec
 from mcp_tools.call.context import CallContext
 from mcp_tools.exceptions import ToolError
 
@@ -143,3 +143,50 @@ def refusal(request: HttpRequest, response: Any) -> Exception:
     if not (isinstance(code, str) and "." in code):
         code = "Http.Error"
     return ToolError(code, f"The view answered {status}.", data)
+
+
+def route_tool_spec(
+    *,
+    name: str,
+    call: Any,
+    read_only: bool,
+    runs: str,
+    description: str,
+    title: str | None,
+    policy: Any,
+    destructive: bool,
+    args_model: type[BaseModel],
+    result_model: type[BaseModel],
+    input_schema: dict[str, Any],
+    output_schema: dict[str, Any] | None,
+    errors: Any,
+    icons: Any,
+    write_unit: Any,
+) -> ToolSpec:
+    """The spec of a tool that runs a routed API operation as the caller (``drf_tool``,
+    ``ninja_tool``): its arguments are one model, its result the operation's JSON, no mirror
+    (``runs`` says what it runs instead), not an A2A skill."""
+    return ToolSpec(
+        name=name,
+        fn=call,
+        read_only=read_only,
+        mirrors=(),
+        mirrors_no_route=runs,
+        description=description,
+        title=title,
+        policy=policy,
+        destructive=destructive,
+        args_model=args_model,
+        call_style="model",
+        user_model=args_model,
+        param_names=(),
+        result_kind="model",
+        result_model=result_model,
+        input_schema=input_schema,
+        output_schema=output_schema,
+        parameters=(),
+        errors=errors,
+        a2a=False,
+        icons=icons,
+        write_unit=write_unit,
+    )

@@ -25,6 +25,7 @@ from mcp_tools.contrib.drf.requests import (
     _query_value,
     _RouteUnit,
     refusal,
+    route_tool_spec,
     structured,
 )
 from mcp_tools.contrib.drf.schemas import (
@@ -218,27 +219,20 @@ class _DrfView:
 
         call.__module__ = self.view_class.__module__
         call.__qualname__ = f"{self.view_class.__qualname__}.{self.action}"
-        return ToolSpec(
+        return route_tool_spec(
             name=name,
-            fn=call,
+            call=call,
             read_only=self.read_only,
-            mirrors=(),
-            mirrors_no_route="a drf_tool runs the REST view itself",
+            runs="a drf_tool runs the REST view itself",
             description=text,
             title=title,
             policy=policy,
             destructive=(self.method == "delete") if destructive is None else destructive,
             args_model=args_model,
-            call_style="model",
-            user_model=args_model,
-            param_names=(),
-            result_kind="model",
             result_model=_Payload,
             input_schema=input_schema,
             output_schema=output_schema,
-            parameters=(),
             errors=DRF_ERRORS,
-            a2a=False,
             icons=check_icons(self.where, icons),
             write_unit=None if self.read_only else _RouteUnit(self),
         )
