@@ -33,7 +33,9 @@ from mcp_tools.contrib.drf.requests import (
     _json_of,
     _query_value,
     route_tool_spec,
+    share,
     structured,
+    take,
 )
 from mcp_tools.contrib.drf.requests import _RouteUnit as DrfRouteUnit
 from mcp_tools.exceptions import ToolError
@@ -50,12 +52,6 @@ NINJA_ERRORS: Final = (
 WRITE_METHODS: Final = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 # Where Ninja reads each parameter model from; only these can be a tool's JSON arguments.
 SOURCES: Final = ("path", "query", "body")
-
-
-class _Payload(BaseModel):
-    """The operation's JSON answer as the tool's structured result."""
-
-    model_config = ConfigDict(extra="allow")
 
 
 def ninja_tool(
@@ -169,17 +165,11 @@ class _NinjaOperation:
         output_schema = self._output_schema()
         _check_schema(self.where, output_schema, "outputSchema")
 
-        def call(ctx: CallContext, validated: BaseModel) -> Any:
-            answer = self.call(ctx, validated)
-            # A read's JSON is its structured result; a write's response goes to its unit.
-            return _Payload.model_validate(answer) if self.read_only else answer
-
         function = self.operation.view_func
-        call.__module__ = function.__module__
-        call.__qualname__ = function.__qualname__
         return route_tool_spec(
             name=name,
-            call=call,
+            run=self.call,
+            owner=(function.__module__, function.__qualname__),
             read_only=self.read_only,
             runs="a ninja_tool runs the Ninja operation itself",
             description=text,
@@ -187,7 +177,6 @@ class _NinjaOperation:
             policy=policy,
             destructive=(self.method == "DELETE") if destructive is None else destructive,
             args_model=args_model,
-            result_model=_Payload,
             input_schema=input_schema,
             output_schema=output_schema,
             errors=NINJA_ERRORS,
@@ -280,19 +269,37 @@ class _NinjaOperation:
     def route_name(self) -> str:
         return f"{self.api.urls_namespace}:{self.url_name}"
 
+    @functools.cached_property
+    def fixed_route(self) -> tuple[str, Callable[..., Any], dict[str, Any]] | None:
+        """The path, the view and the keyword arguments of an operation without path
+        parameters: reversed and resolved once, at the first call (the URLconf is complete by
+        then), not per call. One with path parameters is routed per call, as a request is."""
+        if self.path_names:
+            return None
+        from django.urls import resolve, reverse
+
+        path = reverse(self.route_name)
+        match = resolve(path)
+        return path, match.func, dict(match.kwargs)
+
     def invocation(
         self, ctx: CallContext, validated: BaseModel
     ) -> tuple[HttpRequest, Callable[..., Any], dict[str, Any]]:
         """The Django request a REST client would have sent, as the caller; the view the
         URLconf routes it to and the route's keyword arguments."""
-        from django.urls import resolve, reverse
-
         values = validated.model_dump(mode="json", by_alias=True, exclude_unset=True)
         values.pop(IDEMPOTENCY_KEY_FIELD, None)
         values.pop(_alias(validated, IDEMPOTENCY_KEY_FIELD), None)
-        path = reverse(
-            self.route_name, kwargs={n: values.pop(n) for n in self.path_names if n in values}
-        )
+        fixed = self.fixed_route
+        if fixed is None:
+            from django.urls import reverse
+
+            path = reverse(
+                self.route_name,
+                kwargs={n: values.pop(n) for n in self.path_names if n in values},
+            )
+        else:
+            path = fixed[0]
         query = {n: _query_value(values.pop(n)) for n in self.query_names if n in values}
         body = b""
         if self.method in ("POST", "PUT", "PATCH"):
@@ -304,6 +311,10 @@ class _NinjaOperation:
         request.row_scope = ctx.row_scope  # type: ignore[attr-defined]
         request.authentication_failure = None  # type: ignore[attr-defined]
         request.user = ctx.actor.user
+        if fixed is not None:
+            return request, fixed[1], dict(fixed[2])
+        from django.urls import resolve
+
         match = resolve(path)
         return request, match.func, dict(match.kwargs)
 
@@ -317,7 +328,7 @@ class _NinjaOperation:
 
     def call(self, ctx: CallContext, validated: BaseModel) -> Any:
         """Worker thread: run the operation; its 2xx answer, or its refusal as a ToolError."""
-        request, view, kwargs = self.invocation(ctx, validated)
+        request, view, kwargs = take(validated) or self.invocation(ctx, validated)
         if iscoroutinefunction(view):
             response = async_to_sync(view)(request, **kwargs)
         else:
@@ -375,7 +386,9 @@ class _RouteUnit(DrfRouteUnit):
     def scope(self, ctx: CallContext, validated: BaseModel) -> IdempotencyScope:
         from idempotency.middleware import caller_key_for
 
-        request, view, _ = self.operation.invocation(ctx, validated)
+        built = self.operation.invocation(ctx, validated)
+        share(validated, built)  # the call runs this request (REST runs one too)
+        request, view, _ = built
         # A stored answer only ever goes back to a caller the operation admits now.
         self.operation.authenticate(request)
         key: str = getattr(validated, IDEMPOTENCY_KEY_FIELD)

@@ -6,12 +6,15 @@ from __future__ import annotations
 
 import io
 import json
+import math
+import threading
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
 from django.conf import settings
 from django.core.handlers.wsgi import WSGIRequest
 from django.http import Http404, HttpRequest
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from idempotency import IdempotencyScope, bound_fingerprint, fingerprint_bytes, sha256_hex
 from mcp_tools.authoring.spec import IDEMPOTENCY_KEY_FIELD, ToolSpec
@@ -23,6 +26,47 @@ if TYPE_CHECKING:
 
 VALIDATION_CODE: Final = "Validation.Failed"
 _HANDLED: Final = "mcp_tools_drf_exception"
+
+
+class Payload(BaseModel):
+    """A routed operation's JSON answer as the tool's structured result (its schema is the
+    tool's ``outputSchema``)."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+# One call's request, built by a write unit's ``scope`` and run by the same thread's ``call``
+# (REST's idempotency middleware too authorizes and runs one request object).
+_shared = threading.local()
+
+
+def share(validated: BaseModel, built: Any) -> None:
+    """Hand ``built`` (a call's request and route) to this thread's next ``take(validated)``."""
+    _shared.entry = (validated, built)
+
+
+def take(validated: BaseModel) -> Any:
+    """What ``share`` left for these very arguments (the same object), else ``None``."""
+    entry = getattr(_shared, "entry", None)
+    _shared.entry = None
+    if entry is not None and entry[0] is validated:
+        return entry[1]
+    return None
+
+
+def plain_json(value: Any) -> bool:
+    """Whether ``value`` is already what JSON parsing gives back (dicts with string keys, lists,
+    strings, finite numbers, booleans, ``None``): then rendering it to bytes and parsing them
+    again would hand back an equal value."""
+    if value is None or isinstance(value, str | bool | int):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(isinstance(key, str) and plain_json(item) for key, item in value.items())
+    if isinstance(value, list):
+        return all(plain_json(item) for item in value)
+    return False
 
 
 def structured(value: Any) -> dict[str, Any]:
@@ -54,6 +98,7 @@ class _RouteUnit:
         from idempotency.middleware import caller_key_for
 
         request, kwargs = self.view.invocation(ctx, validated)
+        share(validated, (request, kwargs))  # the call runs this request (REST runs one too)
         # Authorization before any claim or replay, as the HTTP adapter does: a stored answer
         # only ever goes back to a caller the view admits now.
         refused = idempotency_conf.get_function("AUTHORIZE_FUNCTION")(
@@ -148,7 +193,8 @@ def refusal(request: HttpRequest, response: Any) -> Exception:
 def route_tool_spec(
     *,
     name: str,
-    call: Any,
+    run: Callable[[CallContext, BaseModel], Any],
+    owner: tuple[str, str],
     read_only: bool,
     runs: str,
     description: str,
@@ -156,7 +202,6 @@ def route_tool_spec(
     policy: Any,
     destructive: bool,
     args_model: type[BaseModel],
-    result_model: type[BaseModel],
     input_schema: dict[str, Any],
     output_schema: dict[str, Any] | None,
     errors: Any,
@@ -165,7 +210,17 @@ def route_tool_spec(
 ) -> ToolSpec:
     """The spec of a tool that runs a routed API operation as the caller (``drf_tool``,
     ``ninja_tool``): its arguments are one model, its result the operation's JSON, no mirror
-    (``runs`` says what it runs instead), not an A2A skill."""
+    (``runs`` says what it runs instead), not an A2A skill. ``run`` answers a read's JSON
+    object or a write's response (for its unit, ``write_unit.published``); ``owner`` (module,
+    qualified name: the view's action or the operation's function) names the call in traces."""
+
+    def call(ctx: CallContext, validated: BaseModel) -> Any:
+        answer = run(ctx, validated)
+        # A read's JSON object is its structured result, as the model the spec declares;
+        # a write's response goes to its unit.
+        return Payload.model_validate(answer) if read_only else answer
+
+    call.__module__, call.__qualname__ = owner
     return ToolSpec(
         name=name,
         fn=call,
@@ -181,7 +236,7 @@ def route_tool_spec(
         user_model=args_model,
         param_names=(),
         result_kind="model",
-        result_model=result_model,
+        result_model=Payload,
         input_schema=input_schema,
         output_schema=output_schema,
         parameters=(),

@@ -24,9 +24,11 @@ from mcp_tools.contrib.drf.requests import (
     _json_of,
     _query_value,
     _RouteUnit,
+    plain_json,
     refusal,
     route_tool_spec,
     structured,
+    take,
 )
 from mcp_tools.contrib.drf.schemas import (
     _drop_null_defaults,
@@ -57,13 +59,6 @@ DRF_ERRORS: Final = (
     ("Http.NotFound", "No such object in this tenant (or the page does not exist)."),
     ("Http.RateLimited", "The view's throttle refused; retry after data.retryAfterSeconds."),
 )
-# The exception the view handled, kept on the Django request the tool built for it.
-
-
-class _Payload(BaseModel):
-    """The view's JSON answer as the tool's structured result (its schema is the tool's)."""
-
-    model_config = ConfigDict(extra="allow")
 
 
 class _DrfView:
@@ -80,8 +75,11 @@ class _DrfView:
         query_serializer: type[Any] | None = None,
         output_serializer: type[Any] | None = None,
     ) -> None:
+        from rest_framework.renderers import JSONRenderer
         from rest_framework.views import APIView
         from rest_framework.viewsets import ViewSetMixin
+
+        self.json_renderer: type[Any] = JSONRenderer
 
         if not (isinstance(view_class, type) and issubclass(view_class, APIView)):
             raise ImproperlyConfigured(f"{where}: the view must be a DRF APIView or ViewSet")
@@ -210,18 +208,10 @@ class _DrfView:
         _check_schema(self.where, input_schema, "inputSchema")
         output_schema = self._output_schema()
         _check_schema(self.where, output_schema, "outputSchema")
-
-        def call(ctx: CallContext, validated: BaseModel) -> Any:
-            answer = self.call(ctx, validated)
-            # A read's JSON object is its structured result, as the model the spec declares;
-            # a write's response goes to its unit (_RouteUnit.published).
-            return _Payload.model_validate(answer) if self.read_only else answer
-
-        call.__module__ = self.view_class.__module__
-        call.__qualname__ = f"{self.view_class.__qualname__}.{self.action}"
         return route_tool_spec(
             name=name,
-            call=call,
+            run=self.call,
+            owner=(self.view_class.__module__, f"{self.view_class.__qualname__}.{self.action}"),
             read_only=self.read_only,
             runs="a drf_tool runs the REST view itself",
             description=text,
@@ -229,7 +219,6 @@ class _DrfView:
             policy=policy,
             destructive=(self.method == "delete") if destructive is None else destructive,
             args_model=args_model,
-            result_model=_Payload,
             input_schema=input_schema,
             output_schema=output_schema,
             errors=DRF_ERRORS,
@@ -357,20 +346,31 @@ class _DrfView:
             )
         return found
 
+    @functools.cached_property
+    def fixed_path(self) -> str | None:
+        """The route's path when it has no lookup: reversed once, at the first call (the
+        URLconf is complete by then), not per call. A detail route's path carries the object's
+        lookup, which ``reverse`` checks against the route's converter: reversed per call."""
+        from django.urls import reverse
+
+        return None if self.lookup is not None else reverse(self.route_name)
+
     def invocation(
         self, ctx: CallContext, validated: BaseModel
     ) -> tuple[HttpRequest, dict[str, Any]]:
         """The Django request a REST client would have sent, as the caller, and the route's
         keyword arguments."""
-        from django.urls import reverse
-
         values = validated.model_dump(mode="json", by_alias=True, exclude_unset=True)
         values.pop(IDEMPOTENCY_KEY_FIELD, None)
         kwargs: dict[str, Any] = {}
-        if self.lookup is not None:
+        path = self.fixed_path
+        if path is None:
+            from django.urls import reverse
+
+            assert self.lookup is not None
             kwarg = self.lookup[0]
             kwargs[kwarg] = values.pop(kwarg)
-        path = reverse(self.route_name, kwargs=kwargs)
+            path = reverse(self.route_name, kwargs=kwargs)
         query = {name: _query_value(values[name]) for name in self.query_names if name in values}
         body = b""
         if self.method in ("post", "put", "patch"):
@@ -385,9 +385,18 @@ class _DrfView:
         return request, kwargs
 
     def call(self, ctx: CallContext, validated: BaseModel) -> Any:
-        """Worker thread: run the view; its 2xx answer (JSON), or its refusal as a ToolError."""
-        request, kwargs = self.invocation(ctx, validated)
+        """Worker thread: run the view; a read's answer as JSON, a write's response (rendered,
+        for its unit to store), or the view's refusal as a ToolError."""
+        request, kwargs = take(validated) or self.invocation(ctx, validated)
         response = self.view_func(request, **kwargs)
+        if self.read_only and response.status_code < 400:
+            data = getattr(response, "data", None)
+            # What DRF's own JSONRenderer would write is the data itself when it is plain JSON:
+            # taken as is, neither rendered to bytes nor parsed back. Any other renderer (or
+            # data it must convert: a Decimal, a datetime) is rendered as over REST.
+            renderer = getattr(response, "accepted_renderer", None)
+            if type(renderer) is self.json_renderer and plain_json(data):
+                return structured(data)
         render = getattr(response, "render", None)
         if callable(render):
             response = render()
