@@ -29,9 +29,9 @@ from mcp_tools.authoring.rules import _check_schema, _idempotency_key_field, _st
 from mcp_tools.authoring.spec import IDEMPOTENCY_KEY_FIELD, REPLAYED_FIELD, TOOL_NAME_RE, ToolSpec
 from mcp_tools.call.context import CallContext
 from mcp_tools.contrib.drf.requests import (
-    _django_request,
     _json_of,
     _query_value,
+    caller_request,
     route_tool_spec,
     share,
     structured,
@@ -304,13 +304,7 @@ class _NinjaOperation:
         body = b""
         if self.method in ("POST", "PUT", "PATCH"):
             body = canonical_json(values).encode()
-        request = _django_request(self.method, path, urlencode(query, doseq=True), body)
-        # The caller's identity objects, exactly as TenancyMiddleware leaves them on a request.
-        request.tenant = ctx.tenant  # type: ignore[attr-defined]
-        request.actor = ctx.actor  # type: ignore[attr-defined]
-        request.row_scope = ctx.row_scope  # type: ignore[attr-defined]
-        request.authentication_failure = None  # type: ignore[attr-defined]
-        request.user = ctx.actor.user
+        request = caller_request(ctx, self.method, path, urlencode(query, doseq=True), body)
         if fixed is not None:
             return request, fixed[1], dict(fixed[2])
         from django.urls import resolve

@@ -43,12 +43,23 @@ class _Arguments(BaseModel):
     pass
 
 
-def _called(answer: dict[str, Any]) -> Any:
-    """What the drf tool's call of ``_AnswerView`` returns for ``answer`` (the request handed
-    over as a write's unit hands it, so no route is needed)."""
+class _Shouting(JSONRenderer):
+    """A project's own JSON renderer: what it writes is not the view's data."""
+
+    def render(self, data: Any, *args: Any, **kwargs: Any) -> bytes:
+        return super().render({key.upper(): value for key, value in data.items()}, *args, **kwargs)
+
+
+class _ShoutingView(_AnswerView):
+    renderer_classes = [_Shouting]
+
+
+def _called(answer: dict[str, Any], view: _DrfView | None = None) -> Any:
+    """What the drf tool's call of ``_AnswerView`` (or ``view``) returns for ``answer`` (the
+    request handed over as a write's unit hands it, so no route is needed)."""
     ANSWER.clear()
     ANSWER.update(answer)
-    view = _DrfView("test", _AnswerView, "get", route="unused", serializer_class=None)
+    view = view or _DrfView("test", _AnswerView, "get", route="unused", serializer_class=None)
     validated = _Arguments()
     share(validated, (_django_request("GET", "/answer/", "", b""), {}))
     return view.call(None, validated)  # type: ignore[arg-type]  # the request is handed over
@@ -121,3 +132,17 @@ def test_a_shared_request_goes_only_to_the_call_with_the_same_arguments() -> Non
     assert take(first) is None  # taken (or dropped) once: never a stale request later
     share(first, "first's request")
     assert take(first) == "first's request"
+
+
+@mutation(
+    "mcp_tools/contrib/drf/view.py",
+    find="                return renderer_class(), media_type\n",
+    replace="                return self.json_renderer(), media_type\n",
+)
+def test_the_renderer_negotiated_once_is_the_views_own_on_every_call() -> None:
+    """The tool's requests all ask for JSON alike, so the view's negotiation runs at the first
+    call only. Mutation: later calls get DRF's JSONRenderer instead of the one the view's
+    negotiation chose → the second call answers the data, not what the view renders → red."""
+    view = _DrfView("test", _ShoutingView, "get", route="unused", serializer_class=None)
+    assert _called({"name": "Tea"}, view) == {"NAME": "Tea"}
+    assert _called({"name": "Teapot"}, view) == {"NAME": "Teapot"}

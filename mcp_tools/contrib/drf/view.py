@@ -20,10 +20,10 @@ from mcp_tools.authoring.spec import IDEMPOTENCY_KEY_FIELD, REPLAYED_FIELD, Tool
 from mcp_tools.call.context import CallContext
 from mcp_tools.contrib.drf.requests import (
     _HANDLED,
-    _django_request,
     _json_of,
     _query_value,
     _RouteUnit,
+    caller_request,
     plain_json,
     refusal,
     route_tool_spec,
@@ -114,7 +114,29 @@ class _DrfView:
     # --- registration ----------------------------------------------------------------------
 
     def _view_func(self) -> Callable[..., Any]:
+        from rest_framework.negotiation import DefaultContentNegotiation
+        from rest_framework.settings import api_settings
+
         from tenancy.drf_authentication import TenancyAuthentication
+
+        negotiated: list[tuple[type[Any], str]] = []
+
+        def perform_content_negotiation(view: Any, request: Any, force: bool = False) -> Any:
+            # Every call's request asks for JSON alike (Accept: application/json, no format
+            # suffix, no format parameter unless an argument is one), so DRF's own negotiation
+            # picks the same renderer each time: negotiated at the first call, not per call.
+            if negotiated:
+                renderer_class, media_type = negotiated[0]
+                return renderer_class(), media_type
+            chosen = super(runner, view).perform_content_negotiation(request, force)  # type: ignore[misc]
+            if (
+                not force
+                and view.format_kwarg is None
+                and api_settings.URL_FORMAT_OVERRIDE not in getattr(self, "query_names", ())
+                and type(view.get_content_negotiator()) is DefaultContentNegotiation
+            ):
+                negotiated.append((type(chosen[0]), chosen[1]))
+            return chosen
 
         def get_authenticators(view: Any) -> list[Any]:
             # The MCP endpoint authenticated the bearer; the view sees the resolved caller.
@@ -134,6 +156,7 @@ class _DrfView:
                 "__qualname__": self.view_class.__qualname__,
                 "get_authenticators": get_authenticators,
                 "handle_exception": handle_exception,
+                "perform_content_negotiation": perform_content_negotiation,
             },
         )
         if self.is_viewset:
@@ -375,13 +398,7 @@ class _DrfView:
         body = b""
         if self.method in ("post", "put", "patch"):
             body = canonical_json({n: values[n] for n in self.body_names if n in values}).encode()
-        request = _django_request(self.method.upper(), path, urlencode(query, doseq=True), body)
-        # The caller's identity objects, exactly as TenancyMiddleware leaves them on a request.
-        request.tenant = ctx.tenant  # type: ignore[attr-defined]
-        request.actor = ctx.actor  # type: ignore[attr-defined]
-        request.row_scope = ctx.row_scope  # type: ignore[attr-defined]
-        request.authentication_failure = None  # type: ignore[attr-defined]
-        request.user = ctx.actor.user
+        request = caller_request(ctx, self.method.upper(), path, urlencode(query, doseq=True), body)
         return request, kwargs
 
     def call(self, ctx: CallContext, validated: BaseModel) -> Any:
