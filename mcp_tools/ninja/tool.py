@@ -24,15 +24,15 @@ from pydantic import BaseModel, ConfigDict, create_model
 
 from idempotency import IdempotencyScope, bound_fingerprint, fingerprint_bytes, sha256_hex
 from idempotency.fingerprint import canonical_json
-from mcp_tools.authoring.registry import Registry, default_registry
-from mcp_tools.authoring.rules import _check_schema, _idempotency_key_field, _state_date_format
+from mcp_tools.authoring.registry import Registry
+from mcp_tools.authoring.rules import _idempotency_key_field
 from mcp_tools.authoring.spec import IDEMPOTENCY_KEY_FIELD, REPLAYED_FIELD, TOOL_NAME_RE, ToolSpec
 from mcp_tools.call.context import CallContext
 from mcp_tools.contrib.drf.requests import (
+    RoutedOperation,
     _json_of,
     _query_value,
     caller_request,
-    route_tool_spec,
     share,
     structured,
     take,
@@ -81,8 +81,8 @@ def ninja_tool(
     where = f"MCP ninja tool {name!r} ({operation!r})"
     if not isinstance(name, str) or not TOOL_NAME_RE.fullmatch(name):
         raise ImproperlyConfigured(f"{where}: the name must match ^[A-Za-z0-9._-]{{1,128}}$")
-    found = _NinjaOperation(where, api, operation, method)
-    spec = found.spec(
+    return _NinjaOperation(where, api, operation, method).register(
+        registry,
         name=name,
         description=description,
         title=title,
@@ -90,12 +90,13 @@ def ninja_tool(
         destructive=destructive,
         icons=icons,
     )
-    (default_registry if registry is None else registry).add(spec)
-    return spec
 
 
-class _NinjaOperation:
+class _NinjaOperation(RoutedOperation):
     """One bound operation: its schemas, its route and how a call runs it."""
+
+    runs = "a ninja_tool runs the Ninja operation itself"
+    errors = NINJA_ERRORS
 
     def __init__(self, where: str, api: Any, wanted: str, method: str | None) -> None:
         from ninja import NinjaAPI
@@ -141,48 +142,18 @@ class _NinjaOperation:
             f"{', '.join(sorted(candidates)) or 'none'})"
         )
 
-    def spec(
-        self,
-        *,
-        name: str,
-        description: str | None,
-        title: str | None,
-        policy: Policy,
-        destructive: bool | None,
-        icons: Sequence[Mapping[str, Any]] | None,
-    ) -> ToolSpec:
-        from mcp_tools.authoring.icons import check_icons
+    def _default_description(self) -> str:
+        return _first_paragraph(self.operation.description or self.operation.summary or "")
 
-        text = description or _first_paragraph(
-            self.operation.description or self.operation.summary or ""
-        )
-        if not text:
-            raise ImproperlyConfigured(f"{self.where}: a description is required")
-        args_model = self._args_model(name)
-        input_schema = args_model.model_json_schema(by_alias=True)
-        _state_date_format(input_schema)
-        _check_schema(self.where, input_schema, "inputSchema")
-        output_schema = self._output_schema()
-        _check_schema(self.where, output_schema, "outputSchema")
-
+    def _owner(self) -> tuple[str, str]:
         function = self.operation.view_func
-        return route_tool_spec(
-            name=name,
-            run=self.call,
-            owner=(function.__module__, function.__qualname__),
-            read_only=self.read_only,
-            runs="a ninja_tool runs the Ninja operation itself",
-            description=text,
-            title=title,
-            policy=policy,
-            destructive=(self.method == "DELETE") if destructive is None else destructive,
-            args_model=args_model,
-            input_schema=input_schema,
-            output_schema=output_schema,
-            errors=NINJA_ERRORS,
-            icons=check_icons(self.where, icons),
-            write_unit=None if self.read_only else _RouteUnit(self),
-        )
+        return function.__module__, function.__qualname__
+
+    def _deletes(self) -> bool:
+        return self.method == "DELETE"
+
+    def _write_unit(self) -> Any:
+        return _RouteUnit(self)
 
     def _args_model(self, name: str) -> type[BaseModel]:
         """The operation's parameters as one closed model of flat fields: the path's, the

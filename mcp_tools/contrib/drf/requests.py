@@ -8,7 +8,6 @@ import io
 import json
 import math
 import threading
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any, Final
 
 from django.conf import settings
@@ -204,58 +203,109 @@ def refusal(request: HttpRequest, response: Any) -> Exception:
     return ToolError(code, f"The view answered {status}.", data)
 
 
-def route_tool_spec(
-    *,
-    name: str,
-    run: Callable[[CallContext, BaseModel], Any],
-    owner: tuple[str, str],
-    read_only: bool,
-    runs: str,
-    description: str,
-    title: str | None,
-    policy: Any,
-    destructive: bool,
-    args_model: type[BaseModel],
-    input_schema: dict[str, Any],
-    output_schema: dict[str, Any] | None,
-    errors: Any,
-    icons: Any,
-    write_unit: Any,
-) -> ToolSpec:
-    """The spec of a tool that runs a routed API operation as the caller (``drf_tool``,
-    ``ninja_tool``): its arguments are one model, its result the operation's JSON, no mirror
-    (``runs`` says what it runs instead), not an A2A skill. ``run`` answers a read's JSON
-    object or a write's response (for its unit, ``write_unit.published``); ``owner`` (module,
-    qualified name: the view's action or the operation's function) names the call in traces."""
+class RoutedOperation:
+    """What ``drf_tool`` and ``ninja_tool`` share: one routed API operation, run as the caller,
+    and the spec of its tool — its arguments are one model, its result the operation's JSON, no
+    mirror (``runs`` says what it runs instead), not an A2A skill."""
 
-    def call(ctx: CallContext, validated: BaseModel) -> Any:
-        answer = run(ctx, validated)
-        # A read's JSON object is its structured result, as the model the spec declares;
-        # a write's response goes to its unit.
-        return Payload.model_validate(answer) if read_only else answer
+    where: str
+    read_only: bool
+    # What the tool runs instead of a mirrored route, and the codes it may answer with.
+    runs: str
+    errors: tuple[tuple[str, str], ...]
 
-    call.__module__, call.__qualname__ = owner
-    return ToolSpec(
-        name=name,
-        fn=call,
-        read_only=read_only,
-        mirrors=(),
-        mirrors_no_route=runs,
-        description=description,
-        title=title,
-        policy=policy,
-        destructive=destructive,
-        args_model=args_model,
-        call_style="model",
-        user_model=args_model,
-        param_names=(),
-        result_kind="model",
-        result_model=Payload,
-        input_schema=input_schema,
-        output_schema=output_schema,
-        parameters=(),
-        errors=errors,
-        a2a=False,
-        icons=icons,
-        write_unit=write_unit,
-    )
+    def call(self, ctx: CallContext, validated: BaseModel) -> Any:
+        """A read's JSON object, or a write's response (for its unit, ``_RouteUnit``)."""
+        raise NotImplementedError
+
+    def _default_description(self) -> str:
+        raise NotImplementedError
+
+    def _args_model(self, name: str) -> type[BaseModel]:
+        raise NotImplementedError
+
+    def _shape_input(self, schema: dict[str, Any]) -> None:
+        """Adjust the arguments' JSON Schema (after the date formats are stated)."""
+
+    def _output_schema(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _owner(self) -> tuple[str, str]:
+        """Module and qualified name that name the call in traces."""
+        raise NotImplementedError
+
+    def _deletes(self) -> bool:
+        raise NotImplementedError
+
+    def _write_unit(self) -> Any:
+        raise NotImplementedError
+
+    def spec(
+        self,
+        *,
+        name: str,
+        description: str | None,
+        title: str | None,
+        policy: Any,
+        destructive: bool | None,
+        icons: Any,
+    ) -> ToolSpec:
+        """The tool's spec; the schemas are checked as ``@tool``'s are."""
+        from django.core.exceptions import ImproperlyConfigured
+
+        from mcp_tools.authoring.icons import check_icons
+        from mcp_tools.authoring.rules import _check_schema, _state_date_format
+
+        text = description or self._default_description()
+        if not text:
+            raise ImproperlyConfigured(f"{self.where}: a description is required")
+        args_model = self._args_model(name)
+        input_schema = args_model.model_json_schema(by_alias=True)
+        _state_date_format(input_schema)
+        self._shape_input(input_schema)
+        _check_schema(self.where, input_schema, "inputSchema")
+        output_schema = self._output_schema()
+        _check_schema(self.where, output_schema, "outputSchema")
+        read_only = self.read_only
+        run = self.call
+
+        def call(ctx: CallContext, validated: BaseModel) -> Any:
+            answer = run(ctx, validated)
+            # A read's JSON object is its structured result, as the model the spec declares;
+            # a write's response goes to its unit.
+            return Payload.model_validate(answer) if read_only else answer
+
+        call.__module__, call.__qualname__ = self._owner()
+        return ToolSpec(
+            name=name,
+            fn=call,
+            read_only=read_only,
+            mirrors=(),
+            mirrors_no_route=self.runs,
+            description=text,
+            title=title,
+            policy=policy,
+            destructive=self._deletes() if destructive is None else destructive,
+            args_model=args_model,
+            call_style="model",
+            user_model=args_model,
+            param_names=(),
+            result_kind="model",
+            result_model=Payload,
+            input_schema=input_schema,
+            output_schema=output_schema,
+            parameters=(),
+            errors=self.errors,
+            a2a=False,
+            icons=check_icons(self.where, icons),
+            write_unit=None if read_only else self._write_unit(),
+        )
+
+    def register(self, registry: Any, **spec: Any) -> ToolSpec:
+        """Add the tool (``spec``: the arguments of :meth:`spec`) to ``registry``, the default
+        one when ``None``; its spec."""
+        from mcp_tools.authoring.registry import default_registry
+
+        tool = self.spec(**spec)
+        (default_registry if registry is None else registry).add(tool)
+        return tool

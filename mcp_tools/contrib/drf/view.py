@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 from urllib.parse import urlencode
 
@@ -15,18 +15,18 @@ from django.http import HttpRequest
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from idempotency.fingerprint import canonical_json
-from mcp_tools.authoring.rules import _check_schema, _idempotency_key_field, _state_date_format
-from mcp_tools.authoring.spec import IDEMPOTENCY_KEY_FIELD, REPLAYED_FIELD, ToolSpec
+from mcp_tools.authoring.rules import _idempotency_key_field
+from mcp_tools.authoring.spec import IDEMPOTENCY_KEY_FIELD, REPLAYED_FIELD
 from mcp_tools.call.context import CallContext
 from mcp_tools.contrib.drf.requests import (
     _HANDLED,
+    RoutedOperation,
     _json_of,
     _query_value,
     _RouteUnit,
     caller_request,
     plain_json,
     refusal,
-    route_tool_spec,
     structured,
     take,
 )
@@ -39,7 +39,6 @@ from mcp_tools.contrib.drf.schemas import (
     _output_object,
     _parameter_field,
 )
-from tenancy import Policy
 
 VIEWSET_ACTIONS: Final = {
     "list": "get",
@@ -61,8 +60,11 @@ DRF_ERRORS: Final = (
 )
 
 
-class _DrfView:
+class _DrfView(RoutedOperation):
     """One action of one view: its schemas, its route and how a call runs it."""
+
+    runs = "a drf_tool runs the REST view itself"
+    errors = DRF_ERRORS
 
     def __init__(
         self,
@@ -200,54 +202,33 @@ class _DrfView:
                 kind = int
         return kwarg, kind
 
-    def spec(
-        self,
-        *,
-        name: str,
-        description: str | None,
-        title: str | None,
-        policy: Policy,
-        destructive: bool | None,
-        icons: Sequence[Mapping[str, Any]] | None,
-    ) -> ToolSpec:
-        from mcp_tools.authoring.icons import check_icons
+    def _default_description(self) -> str:
+        return _first_paragraph(self.view_class, self.action)
 
-        text = description or _first_paragraph(self.view_class, self.action)
-        if not text:
-            raise ImproperlyConfigured(f"{self.where}: a description is required")
+    def _args_model(self, name: str) -> type[BaseModel]:
         fields, self.query_names, self.body_names = self._input_fields()
         if not self.read_only:
             fields[IDEMPOTENCY_KEY_FIELD] = _idempotency_key_field()
-        args_model = create_model(
+        arguments: type[BaseModel] = create_model(
             "".join(part.capitalize() for part in re.split(r"[._-]+", name)) + "Arguments",
             __config__=ConfigDict(
                 extra="forbid", strict=True, validate_by_alias=True, validate_by_name=False
             ),
             **fields,
         )
-        input_schema = args_model.model_json_schema(by_alias=True)
-        _state_date_format(input_schema)
-        _drop_null_defaults(input_schema)
-        _check_schema(self.where, input_schema, "inputSchema")
-        output_schema = self._output_schema()
-        _check_schema(self.where, output_schema, "outputSchema")
-        return route_tool_spec(
-            name=name,
-            run=self.call,
-            owner=(self.view_class.__module__, f"{self.view_class.__qualname__}.{self.action}"),
-            read_only=self.read_only,
-            runs="a drf_tool runs the REST view itself",
-            description=text,
-            title=title,
-            policy=policy,
-            destructive=(self.method == "delete") if destructive is None else destructive,
-            args_model=args_model,
-            input_schema=input_schema,
-            output_schema=output_schema,
-            errors=DRF_ERRORS,
-            icons=check_icons(self.where, icons),
-            write_unit=None if self.read_only else _RouteUnit(self),
-        )
+        return arguments
+
+    def _shape_input(self, schema: dict[str, Any]) -> None:
+        _drop_null_defaults(schema)
+
+    def _owner(self) -> tuple[str, str]:
+        return self.view_class.__module__, f"{self.view_class.__qualname__}.{self.action}"
+
+    def _deletes(self) -> bool:
+        return self.method == "delete"
+
+    def _write_unit(self) -> Any:
+        return _RouteUnit(self)
 
     def _input_fields(self) -> tuple[dict[str, Any], tuple[str, ...], tuple[str, ...]]:
         fields: dict[str, Any] = {}
