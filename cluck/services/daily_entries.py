@@ -430,6 +430,9 @@ def _upsert(caller: Caller, flock: Flock, date: dt.date) -> tuple[DailyEntry, bo
     )
     entry = live.first()
     if entry is not None:
+        # Its flock is the row locked above: callers that name it (the MCP reply's flock name)
+        # read it without a second query.
+        entry.flock = flock
         return entry, False
     try:
         with transaction.atomic():

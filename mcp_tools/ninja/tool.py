@@ -24,16 +24,18 @@ from pydantic import BaseModel, ConfigDict, create_model
 
 from idempotency import IdempotencyScope, bound_fingerprint, fingerprint_bytes, sha256_hex
 from idempotency.fingerprint import canonical_json
-from mcp_tools.authoring.registry import Registry, default_registry
-from mcp_tools.authoring.rules import _check_schema, _idempotency_key_field, _state_date_format
+from mcp_tools.authoring.registry import Registry
+from mcp_tools.authoring.rules import _idempotency_key_field
 from mcp_tools.authoring.spec import IDEMPOTENCY_KEY_FIELD, REPLAYED_FIELD, TOOL_NAME_RE, ToolSpec
 from mcp_tools.call.context import CallContext
 from mcp_tools.contrib.drf.requests import (
-    _django_request,
+    RoutedOperation,
     _json_of,
     _query_value,
-    route_tool_spec,
+    caller_request,
+    share,
     structured,
+    take,
 )
 from mcp_tools.contrib.drf.requests import _RouteUnit as DrfRouteUnit
 from mcp_tools.exceptions import ToolError
@@ -50,12 +52,6 @@ NINJA_ERRORS: Final = (
 WRITE_METHODS: Final = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 # Where Ninja reads each parameter model from; only these can be a tool's JSON arguments.
 SOURCES: Final = ("path", "query", "body")
-
-
-class _Payload(BaseModel):
-    """The operation's JSON answer as the tool's structured result."""
-
-    model_config = ConfigDict(extra="allow")
 
 
 def ninja_tool(
@@ -85,8 +81,8 @@ def ninja_tool(
     where = f"MCP ninja tool {name!r} ({operation!r})"
     if not isinstance(name, str) or not TOOL_NAME_RE.fullmatch(name):
         raise ImproperlyConfigured(f"{where}: the name must match ^[A-Za-z0-9._-]{{1,128}}$")
-    found = _NinjaOperation(where, api, operation, method)
-    spec = found.spec(
+    return _NinjaOperation(where, api, operation, method).register(
+        registry,
         name=name,
         description=description,
         title=title,
@@ -94,12 +90,13 @@ def ninja_tool(
         destructive=destructive,
         icons=icons,
     )
-    (default_registry if registry is None else registry).add(spec)
-    return spec
 
 
-class _NinjaOperation:
+class _NinjaOperation(RoutedOperation):
     """One bound operation: its schemas, its route and how a call runs it."""
+
+    runs = "a ninja_tool runs the Ninja operation itself"
+    errors = NINJA_ERRORS
 
     def __init__(self, where: str, api: Any, wanted: str, method: str | None) -> None:
         from ninja import NinjaAPI
@@ -145,55 +142,18 @@ class _NinjaOperation:
             f"{', '.join(sorted(candidates)) or 'none'})"
         )
 
-    def spec(
-        self,
-        *,
-        name: str,
-        description: str | None,
-        title: str | None,
-        policy: Policy,
-        destructive: bool | None,
-        icons: Sequence[Mapping[str, Any]] | None,
-    ) -> ToolSpec:
-        from mcp_tools.authoring.icons import check_icons
+    def _default_description(self) -> str:
+        return _first_paragraph(self.operation.description or self.operation.summary or "")
 
-        text = description or _first_paragraph(
-            self.operation.description or self.operation.summary or ""
-        )
-        if not text:
-            raise ImproperlyConfigured(f"{self.where}: a description is required")
-        args_model = self._args_model(name)
-        input_schema = args_model.model_json_schema(by_alias=True)
-        _state_date_format(input_schema)
-        _check_schema(self.where, input_schema, "inputSchema")
-        output_schema = self._output_schema()
-        _check_schema(self.where, output_schema, "outputSchema")
-
-        def call(ctx: CallContext, validated: BaseModel) -> Any:
-            answer = self.call(ctx, validated)
-            # A read's JSON is its structured result; a write's response goes to its unit.
-            return _Payload.model_validate(answer) if self.read_only else answer
-
+    def _owner(self) -> tuple[str, str]:
         function = self.operation.view_func
-        call.__module__ = function.__module__
-        call.__qualname__ = function.__qualname__
-        return route_tool_spec(
-            name=name,
-            call=call,
-            read_only=self.read_only,
-            runs="a ninja_tool runs the Ninja operation itself",
-            description=text,
-            title=title,
-            policy=policy,
-            destructive=(self.method == "DELETE") if destructive is None else destructive,
-            args_model=args_model,
-            result_model=_Payload,
-            input_schema=input_schema,
-            output_schema=output_schema,
-            errors=NINJA_ERRORS,
-            icons=check_icons(self.where, icons),
-            write_unit=None if self.read_only else _RouteUnit(self),
-        )
+        return function.__module__, function.__qualname__
+
+    def _deletes(self) -> bool:
+        return self.method == "DELETE"
+
+    def _write_unit(self) -> Any:
+        return _RouteUnit(self)
 
     def _args_model(self, name: str) -> type[BaseModel]:
         """The operation's parameters as one closed model of flat fields: the path's, the
@@ -280,30 +240,46 @@ class _NinjaOperation:
     def route_name(self) -> str:
         return f"{self.api.urls_namespace}:{self.url_name}"
 
+    @functools.cached_property
+    def fixed_route(self) -> tuple[str, Callable[..., Any], dict[str, Any]] | None:
+        """The path, the view and the keyword arguments of an operation without path
+        parameters: reversed and resolved once, at the first call (the URLconf is complete by
+        then), not per call. One with path parameters is routed per call, as a request is."""
+        if self.path_names:
+            return None
+        from django.urls import resolve, reverse
+
+        path = reverse(self.route_name)
+        match = resolve(path)
+        return path, match.func, dict(match.kwargs)
+
     def invocation(
         self, ctx: CallContext, validated: BaseModel
     ) -> tuple[HttpRequest, Callable[..., Any], dict[str, Any]]:
         """The Django request a REST client would have sent, as the caller; the view the
         URLconf routes it to and the route's keyword arguments."""
-        from django.urls import resolve, reverse
-
         values = validated.model_dump(mode="json", by_alias=True, exclude_unset=True)
         values.pop(IDEMPOTENCY_KEY_FIELD, None)
         values.pop(_alias(validated, IDEMPOTENCY_KEY_FIELD), None)
-        path = reverse(
-            self.route_name, kwargs={n: values.pop(n) for n in self.path_names if n in values}
-        )
+        fixed = self.fixed_route
+        if fixed is None:
+            from django.urls import reverse
+
+            path = reverse(
+                self.route_name,
+                kwargs={n: values.pop(n) for n in self.path_names if n in values},
+            )
+        else:
+            path = fixed[0]
         query = {n: _query_value(values.pop(n)) for n in self.query_names if n in values}
         body = b""
         if self.method in ("POST", "PUT", "PATCH"):
             body = canonical_json(values).encode()
-        request = _django_request(self.method, path, urlencode(query, doseq=True), body)
-        # The caller's identity objects, exactly as TenancyMiddleware leaves them on a request.
-        request.tenant = ctx.tenant  # type: ignore[attr-defined]
-        request.actor = ctx.actor  # type: ignore[attr-defined]
-        request.row_scope = ctx.row_scope  # type: ignore[attr-defined]
-        request.authentication_failure = None  # type: ignore[attr-defined]
-        request.user = ctx.actor.user
+        request = caller_request(ctx, self.method, path, urlencode(query, doseq=True), body)
+        if fixed is not None:
+            return request, fixed[1], dict(fixed[2])
+        from django.urls import resolve
+
         match = resolve(path)
         return request, match.func, dict(match.kwargs)
 
@@ -317,7 +293,7 @@ class _NinjaOperation:
 
     def call(self, ctx: CallContext, validated: BaseModel) -> Any:
         """Worker thread: run the operation; its 2xx answer, or its refusal as a ToolError."""
-        request, view, kwargs = self.invocation(ctx, validated)
+        request, view, kwargs = take(validated) or self.invocation(ctx, validated)
         if iscoroutinefunction(view):
             response = async_to_sync(view)(request, **kwargs)
         else:
@@ -375,7 +351,9 @@ class _RouteUnit(DrfRouteUnit):
     def scope(self, ctx: CallContext, validated: BaseModel) -> IdempotencyScope:
         from idempotency.middleware import caller_key_for
 
-        request, view, _ = self.operation.invocation(ctx, validated)
+        built = self.operation.invocation(ctx, validated)
+        share(validated, built)  # the call runs this request (REST runs one too)
+        request, view, _ = built
         # A stored answer only ever goes back to a caller the operation admits now.
         self.operation.authenticate(request)
         key: str = getattr(validated, IDEMPOTENCY_KEY_FIELD)

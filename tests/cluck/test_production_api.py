@@ -390,6 +390,31 @@ def test_record_creates_with_location_then_updates_with_200() -> None:
     ]
 
 
+@mutation(
+    "cluck/services/daily_entries.py",
+    find="        entry.flock = flock\n",
+    replace="",
+)
+def test_re_recording_a_draft_answers_its_flock_without_another_query() -> None:
+    """The MCP tool's reply names the flock (``flockName``); the REST answer does not. Issue
+    37: that name cost the tool one more query than the REST endpoint for the same write.
+    Mutation: leave the re-recorded draft's flock to be fetched on first use → a query → red."""
+    world = build_world()
+    result = daily_entry_record(
+        caller=Caller.system(world.farm, label="test:re-record"),
+        flock_id=world.flock.pk,
+        date=world.farm.today() - dt.timedelta(days=1),
+        total_eggs=60,
+        cracked_eggs=0,
+        dirty_eggs=0,
+        mortality_count=0,
+    )
+    assert (result.created, result.entry.pk) == (False, world.draft_id)
+    with CaptureQueriesContext(connection) as queries:
+        assert result.entry.flock.name == "House 1 White"
+    assert queries.captured_queries == []
+
+
 def test_submit_returns_the_submitted_entry_and_stock_shows_it() -> None:
     world = build_world()
     client = token_client(farm=world.farm, roles=["Manager"])

@@ -68,9 +68,9 @@ def test_a_list_operation_is_a_read_tool_with_its_filter_and_page_as_arguments()
 
 
 @mutation(
-    "mcp_tools/ninja/tool.py",
-    find="(default_registry if registry is None else registry).add(spec)",
-    replace="(registry or default_registry).add(spec)",
+    "mcp_tools/contrib/drf/requests.py",
+    find="(default_registry if registry is None else registry).add(tool)",
+    replace="(registry or default_registry).add(tool)",
 )
 def test_a_tool_given_an_empty_registry_lands_there_and_nowhere_else() -> None:
     """A registry of one's own that is still empty is a registry, not "none given".

@@ -6,12 +6,14 @@ from __future__ import annotations
 
 import io
 import json
+import math
+import threading
 from typing import TYPE_CHECKING, Any, Final
 
 from django.conf import settings
 from django.core.handlers.wsgi import WSGIRequest
 from django.http import Http404, HttpRequest
-from pydantic import BaseModel
+from pydantic import BaseModel, ConfigDict
 
 from idempotency import IdempotencyScope, bound_fingerprint, fingerprint_bytes, sha256_hex
 from mcp_tools.authoring.spec import IDEMPOTENCY_KEY_FIELD, ToolSpec
@@ -23,6 +25,47 @@ if TYPE_CHECKING:
 
 VALIDATION_CODE: Final = "Validation.Failed"
 _HANDLED: Final = "mcp_tools_drf_exception"
+
+
+class Payload(BaseModel):
+    """A routed operation's JSON answer as the tool's structured result (its schema is the
+    tool's ``outputSchema``)."""
+
+    model_config = ConfigDict(extra="allow")
+
+
+# One call's request, built by a write unit's ``scope`` and run by the same thread's ``call``
+# (REST's idempotency middleware too authorizes and runs one request object).
+_shared = threading.local()
+
+
+def share(validated: BaseModel, built: Any) -> None:
+    """Hand ``built`` (a call's request and route) to this thread's next ``take(validated)``."""
+    _shared.entry = (validated, built)
+
+
+def take(validated: BaseModel) -> Any:
+    """What ``share`` left for these very arguments (the same object), else ``None``."""
+    entry = getattr(_shared, "entry", None)
+    _shared.entry = None
+    if entry is not None and entry[0] is validated:
+        return entry[1]
+    return None
+
+
+def plain_json(value: Any) -> bool:
+    """Whether ``value`` is already what JSON parsing gives back (dicts with string keys, lists,
+    strings, finite numbers, booleans, ``None``): then rendering it to bytes and parsing them
+    again would hand back an equal value."""
+    if value is None or isinstance(value, str | bool | int):
+        return True
+    if isinstance(value, float):
+        return math.isfinite(value)
+    if isinstance(value, dict):
+        return all(isinstance(key, str) and plain_json(item) for key, item in value.items())
+    if isinstance(value, list):
+        return all(plain_json(item) for item in value)
+    return False
 
 
 def structured(value: Any) -> dict[str, Any]:
@@ -54,6 +97,7 @@ class _RouteUnit:
         from idempotency.middleware import caller_key_for
 
         request, kwargs = self.view.invocation(ctx, validated)
+        share(validated, (request, kwargs))  # the call runs this request (REST runs one too)
         # Authorization before any claim or replay, as the HTTP adapter does: a stored answer
         # only ever goes back to a caller the view admits now.
         refused = idempotency_conf.get_function("AUTHORIZE_FUNCTION")(
@@ -101,6 +145,20 @@ def _django_request(method: str, path: str, query: str, body: bytes) -> HttpRequ
     return WSGIRequest(environ)
 
 
+def caller_request(
+    ctx: CallContext, method: str, path: str, query: str, body: bytes
+) -> HttpRequest:
+    """The Django request for the route, marked with the caller's identity objects exactly as
+    ``TenancyMiddleware`` leaves them on a request."""
+    request = _django_request(method, path, query, body)
+    request.tenant = ctx.tenant  # type: ignore[attr-defined]
+    request.actor = ctx.actor  # type: ignore[attr-defined]
+    request.row_scope = ctx.row_scope  # type: ignore[attr-defined]
+    request.authentication_failure = None  # type: ignore[attr-defined]
+    request.user = ctx.actor.user
+    return request
+
+
 def _host() -> str:
     # Links the view builds (a page's next/previous) need a host ALLOWED_HOSTS accepts.
     for host in settings.ALLOWED_HOSTS:
@@ -145,48 +203,109 @@ def refusal(request: HttpRequest, response: Any) -> Exception:
     return ToolError(code, f"The view answered {status}.", data)
 
 
-def route_tool_spec(
-    *,
-    name: str,
-    call: Any,
-    read_only: bool,
-    runs: str,
-    description: str,
-    title: str | None,
-    policy: Any,
-    destructive: bool,
-    args_model: type[BaseModel],
-    result_model: type[BaseModel],
-    input_schema: dict[str, Any],
-    output_schema: dict[str, Any] | None,
-    errors: Any,
-    icons: Any,
-    write_unit: Any,
-) -> ToolSpec:
-    """The spec of a tool that runs a routed API operation as the caller (``drf_tool``,
-    ``ninja_tool``): its arguments are one model, its result the operation's JSON, no mirror
-    (``runs`` says what it runs instead), not an A2A skill."""
-    return ToolSpec(
-        name=name,
-        fn=call,
-        read_only=read_only,
-        mirrors=(),
-        mirrors_no_route=runs,
-        description=description,
-        title=title,
-        policy=policy,
-        destructive=destructive,
-        args_model=args_model,
-        call_style="model",
-        user_model=args_model,
-        param_names=(),
-        result_kind="model",
-        result_model=result_model,
-        input_schema=input_schema,
-        output_schema=output_schema,
-        parameters=(),
-        errors=errors,
-        a2a=False,
-        icons=icons,
-        write_unit=write_unit,
-    )
+class RoutedOperation:
+    """What ``drf_tool`` and ``ninja_tool`` share: one routed API operation, run as the caller,
+    and the spec of its tool — its arguments are one model, its result the operation's JSON, no
+    mirror (``runs`` says what it runs instead), not an A2A skill."""
+
+    where: str
+    read_only: bool
+    # What the tool runs instead of a mirrored route, and the codes it may answer with.
+    runs: str
+    errors: tuple[tuple[str, str], ...]
+
+    def call(self, ctx: CallContext, validated: BaseModel) -> Any:
+        """A read's JSON object, or a write's response (for its unit, ``_RouteUnit``)."""
+        raise NotImplementedError
+
+    def _default_description(self) -> str:
+        raise NotImplementedError
+
+    def _args_model(self, name: str) -> type[BaseModel]:
+        raise NotImplementedError
+
+    def _shape_input(self, schema: dict[str, Any]) -> None:
+        """Adjust the arguments' JSON Schema (after the date formats are stated)."""
+
+    def _output_schema(self) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def _owner(self) -> tuple[str, str]:
+        """Module and qualified name that name the call in traces."""
+        raise NotImplementedError
+
+    def _deletes(self) -> bool:
+        raise NotImplementedError
+
+    def _write_unit(self) -> Any:
+        raise NotImplementedError
+
+    def spec(
+        self,
+        *,
+        name: str,
+        description: str | None,
+        title: str | None,
+        policy: Any,
+        destructive: bool | None,
+        icons: Any,
+    ) -> ToolSpec:
+        """The tool's spec; the schemas are checked as ``@tool``'s are."""
+        from django.core.exceptions import ImproperlyConfigured
+
+        from mcp_tools.authoring.icons import check_icons
+        from mcp_tools.authoring.rules import _check_schema, _state_date_format
+
+        text = description or self._default_description()
+        if not text:
+            raise ImproperlyConfigured(f"{self.where}: a description is required")
+        args_model = self._args_model(name)
+        input_schema = args_model.model_json_schema(by_alias=True)
+        _state_date_format(input_schema)
+        self._shape_input(input_schema)
+        _check_schema(self.where, input_schema, "inputSchema")
+        output_schema = self._output_schema()
+        _check_schema(self.where, output_schema, "outputSchema")
+        read_only = self.read_only
+        run = self.call
+
+        def call(ctx: CallContext, validated: BaseModel) -> Any:
+            answer = run(ctx, validated)
+            # A read's JSON object is its structured result, as the model the spec declares;
+            # a write's response goes to its unit.
+            return Payload.model_validate(answer) if read_only else answer
+
+        call.__module__, call.__qualname__ = self._owner()
+        return ToolSpec(
+            name=name,
+            fn=call,
+            read_only=read_only,
+            mirrors=(),
+            mirrors_no_route=self.runs,
+            description=text,
+            title=title,
+            policy=policy,
+            destructive=self._deletes() if destructive is None else destructive,
+            args_model=args_model,
+            call_style="model",
+            user_model=args_model,
+            param_names=(),
+            result_kind="model",
+            result_model=Payload,
+            input_schema=input_schema,
+            output_schema=output_schema,
+            parameters=(),
+            errors=self.errors,
+            a2a=False,
+            icons=check_icons(self.where, icons),
+            write_unit=None if read_only else self._write_unit(),
+        )
+
+    def register(self, registry: Any, **spec: Any) -> ToolSpec:
+        """Add the tool (``spec``: the arguments of :meth:`spec`) to ``registry``, the default
+        one when ``None``; its spec."""
+        from mcp_tools.authoring.registry import default_registry
+
+        tool = self.spec(**spec)
+        (default_registry if registry is None else registry).add(tool)
+        return tool

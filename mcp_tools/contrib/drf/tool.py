@@ -7,7 +7,7 @@ from typing import Any
 
 from django.core.exceptions import ImproperlyConfigured
 
-from mcp_tools.authoring.registry import Registry, default_registry
+from mcp_tools.authoring.registry import Registry
 from mcp_tools.authoring.spec import TOOL_NAME_RE, ToolSpec
 from mcp_tools.contrib.drf.view import _DrfView
 from tenancy import AUTHENTICATED, Policy
@@ -58,7 +58,8 @@ def drf_tool(
         query_serializer=query_serializer,
         output_serializer=output_serializer,
     )
-    spec = view.spec(
+    return view.register(
+        registry,
         name=name,
         description=description,
         title=title,
@@ -66,5 +67,3 @@ def drf_tool(
         destructive=destructive,
         icons=icons,
     )
-    (default_registry if registry is None else registry).add(spec)
-    return spec

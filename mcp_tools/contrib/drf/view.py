@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Sequence
 from typing import Any, Final
 from urllib.parse import urlencode
 
@@ -15,18 +15,20 @@ from django.http import HttpRequest
 from pydantic import BaseModel, ConfigDict, Field, create_model
 
 from idempotency.fingerprint import canonical_json
-from mcp_tools.authoring.rules import _check_schema, _idempotency_key_field, _state_date_format
-from mcp_tools.authoring.spec import IDEMPOTENCY_KEY_FIELD, REPLAYED_FIELD, ToolSpec
+from mcp_tools.authoring.rules import _idempotency_key_field
+from mcp_tools.authoring.spec import IDEMPOTENCY_KEY_FIELD, REPLAYED_FIELD
 from mcp_tools.call.context import CallContext
 from mcp_tools.contrib.drf.requests import (
     _HANDLED,
-    _django_request,
+    RoutedOperation,
     _json_of,
     _query_value,
     _RouteUnit,
+    caller_request,
+    plain_json,
     refusal,
-    route_tool_spec,
     structured,
+    take,
 )
 from mcp_tools.contrib.drf.schemas import (
     _drop_null_defaults,
@@ -37,7 +39,6 @@ from mcp_tools.contrib.drf.schemas import (
     _output_object,
     _parameter_field,
 )
-from tenancy import Policy
 
 VIEWSET_ACTIONS: Final = {
     "list": "get",
@@ -57,17 +58,13 @@ DRF_ERRORS: Final = (
     ("Http.NotFound", "No such object in this tenant (or the page does not exist)."),
     ("Http.RateLimited", "The view's throttle refused; retry after data.retryAfterSeconds."),
 )
-# The exception the view handled, kept on the Django request the tool built for it.
 
 
-class _Payload(BaseModel):
-    """The view's JSON answer as the tool's structured result (its schema is the tool's)."""
-
-    model_config = ConfigDict(extra="allow")
-
-
-class _DrfView:
+class _DrfView(RoutedOperation):
     """One action of one view: its schemas, its route and how a call runs it."""
+
+    runs = "a drf_tool runs the REST view itself"
+    errors = DRF_ERRORS
 
     def __init__(
         self,
@@ -80,8 +77,11 @@ class _DrfView:
         query_serializer: type[Any] | None = None,
         output_serializer: type[Any] | None = None,
     ) -> None:
+        from rest_framework.renderers import JSONRenderer
         from rest_framework.views import APIView
         from rest_framework.viewsets import ViewSetMixin
+
+        self.json_renderer: type[Any] = JSONRenderer
 
         if not (isinstance(view_class, type) and issubclass(view_class, APIView)):
             raise ImproperlyConfigured(f"{where}: the view must be a DRF APIView or ViewSet")
@@ -116,7 +116,29 @@ class _DrfView:
     # --- registration ----------------------------------------------------------------------
 
     def _view_func(self) -> Callable[..., Any]:
+        from rest_framework.negotiation import DefaultContentNegotiation
+        from rest_framework.settings import api_settings
+
         from tenancy.drf_authentication import TenancyAuthentication
+
+        negotiated: list[tuple[type[Any], str]] = []
+
+        def perform_content_negotiation(view: Any, request: Any, force: bool = False) -> Any:
+            # Every call's request asks for JSON alike (Accept: application/json, no format
+            # suffix, no format parameter unless an argument is one), so DRF's own negotiation
+            # picks the same renderer each time: negotiated at the first call, not per call.
+            if negotiated:
+                renderer_class, media_type = negotiated[0]
+                return renderer_class(), media_type
+            chosen = super(runner, view).perform_content_negotiation(request, force)  # type: ignore[misc]
+            if (
+                not force
+                and view.format_kwarg is None
+                and api_settings.URL_FORMAT_OVERRIDE not in getattr(self, "query_names", ())
+                and type(view.get_content_negotiator()) is DefaultContentNegotiation
+            ):
+                negotiated.append((type(chosen[0]), chosen[1]))
+            return chosen
 
         def get_authenticators(view: Any) -> list[Any]:
             # The MCP endpoint authenticated the bearer; the view sees the resolved caller.
@@ -136,6 +158,7 @@ class _DrfView:
                 "__qualname__": self.view_class.__qualname__,
                 "get_authenticators": get_authenticators,
                 "handle_exception": handle_exception,
+                "perform_content_negotiation": perform_content_negotiation,
             },
         )
         if self.is_viewset:
@@ -179,63 +202,33 @@ class _DrfView:
                 kind = int
         return kwarg, kind
 
-    def spec(
-        self,
-        *,
-        name: str,
-        description: str | None,
-        title: str | None,
-        policy: Policy,
-        destructive: bool | None,
-        icons: Sequence[Mapping[str, Any]] | None,
-    ) -> ToolSpec:
-        from mcp_tools.authoring.icons import check_icons
+    def _default_description(self) -> str:
+        return _first_paragraph(self.view_class, self.action)
 
-        text = description or _first_paragraph(self.view_class, self.action)
-        if not text:
-            raise ImproperlyConfigured(f"{self.where}: a description is required")
+    def _args_model(self, name: str) -> type[BaseModel]:
         fields, self.query_names, self.body_names = self._input_fields()
         if not self.read_only:
             fields[IDEMPOTENCY_KEY_FIELD] = _idempotency_key_field()
-        args_model = create_model(
+        arguments: type[BaseModel] = create_model(
             "".join(part.capitalize() for part in re.split(r"[._-]+", name)) + "Arguments",
             __config__=ConfigDict(
                 extra="forbid", strict=True, validate_by_alias=True, validate_by_name=False
             ),
             **fields,
         )
-        input_schema = args_model.model_json_schema(by_alias=True)
-        _state_date_format(input_schema)
-        _drop_null_defaults(input_schema)
-        _check_schema(self.where, input_schema, "inputSchema")
-        output_schema = self._output_schema()
-        _check_schema(self.where, output_schema, "outputSchema")
+        return arguments
 
-        def call(ctx: CallContext, validated: BaseModel) -> Any:
-            answer = self.call(ctx, validated)
-            # A read's JSON object is its structured result, as the model the spec declares;
-            # a write's response goes to its unit (_RouteUnit.published).
-            return _Payload.model_validate(answer) if self.read_only else answer
+    def _shape_input(self, schema: dict[str, Any]) -> None:
+        _drop_null_defaults(schema)
 
-        call.__module__ = self.view_class.__module__
-        call.__qualname__ = f"{self.view_class.__qualname__}.{self.action}"
-        return route_tool_spec(
-            name=name,
-            call=call,
-            read_only=self.read_only,
-            runs="a drf_tool runs the REST view itself",
-            description=text,
-            title=title,
-            policy=policy,
-            destructive=(self.method == "delete") if destructive is None else destructive,
-            args_model=args_model,
-            result_model=_Payload,
-            input_schema=input_schema,
-            output_schema=output_schema,
-            errors=DRF_ERRORS,
-            icons=check_icons(self.where, icons),
-            write_unit=None if self.read_only else _RouteUnit(self),
-        )
+    def _owner(self) -> tuple[str, str]:
+        return self.view_class.__module__, f"{self.view_class.__qualname__}.{self.action}"
+
+    def _deletes(self) -> bool:
+        return self.method == "delete"
+
+    def _write_unit(self) -> Any:
+        return _RouteUnit(self)
 
     def _input_fields(self) -> tuple[dict[str, Any], tuple[str, ...], tuple[str, ...]]:
         fields: dict[str, Any] = {}
@@ -357,37 +350,51 @@ class _DrfView:
             )
         return found
 
+    @functools.cached_property
+    def fixed_path(self) -> str | None:
+        """The route's path when it has no lookup: reversed once, at the first call (the
+        URLconf is complete by then), not per call. A detail route's path carries the object's
+        lookup, which ``reverse`` checks against the route's converter: reversed per call."""
+        from django.urls import reverse
+
+        return None if self.lookup is not None else reverse(self.route_name)
+
     def invocation(
         self, ctx: CallContext, validated: BaseModel
     ) -> tuple[HttpRequest, dict[str, Any]]:
         """The Django request a REST client would have sent, as the caller, and the route's
         keyword arguments."""
-        from django.urls import reverse
-
         values = validated.model_dump(mode="json", by_alias=True, exclude_unset=True)
         values.pop(IDEMPOTENCY_KEY_FIELD, None)
         kwargs: dict[str, Any] = {}
-        if self.lookup is not None:
+        path = self.fixed_path
+        if path is None:
+            from django.urls import reverse
+
+            assert self.lookup is not None
             kwarg = self.lookup[0]
             kwargs[kwarg] = values.pop(kwarg)
-        path = reverse(self.route_name, kwargs=kwargs)
+            path = reverse(self.route_name, kwargs=kwargs)
         query = {name: _query_value(values[name]) for name in self.query_names if name in values}
         body = b""
         if self.method in ("post", "put", "patch"):
             body = canonical_json({n: values[n] for n in self.body_names if n in values}).encode()
-        request = _django_request(self.method.upper(), path, urlencode(query, doseq=True), body)
-        # The caller's identity objects, exactly as TenancyMiddleware leaves them on a request.
-        request.tenant = ctx.tenant  # type: ignore[attr-defined]
-        request.actor = ctx.actor  # type: ignore[attr-defined]
-        request.row_scope = ctx.row_scope  # type: ignore[attr-defined]
-        request.authentication_failure = None  # type: ignore[attr-defined]
-        request.user = ctx.actor.user
+        request = caller_request(ctx, self.method.upper(), path, urlencode(query, doseq=True), body)
         return request, kwargs
 
     def call(self, ctx: CallContext, validated: BaseModel) -> Any:
-        """Worker thread: run the view; its 2xx answer (JSON), or its refusal as a ToolError."""
-        request, kwargs = self.invocation(ctx, validated)
+        """Worker thread: run the view; a read's answer as JSON, a write's response (rendered,
+        for its unit to store), or the view's refusal as a ToolError."""
+        request, kwargs = take(validated) or self.invocation(ctx, validated)
         response = self.view_func(request, **kwargs)
+        if self.read_only and response.status_code < 400:
+            data = getattr(response, "data", None)
+            # What DRF's own JSONRenderer would write is the data itself when it is plain JSON:
+            # taken as is, neither rendered to bytes nor parsed back. Any other renderer (or
+            # data it must convert: a Decimal, a datetime) is rendered as over REST.
+            renderer = getattr(response, "accepted_renderer", None)
+            if type(renderer) is self.json_renderer and plain_json(data):
+                return structured(data)
         render = getattr(response, "render", None)
         if callable(render):
             response = render()
