@@ -18,7 +18,10 @@ pool, a queue or a lock at module level outside a ``ProcessObject``.
 Not listed, because they are not per-process state: the registries ``@tool``, ``@resource`` and
 ``@prompt`` fill at import (the code's declarations), the settings cache of ``mcp_tools.conf``
 (emptied by ``setting_changed``), and ``mcp_tools.tasks.run.store`` (a ``TaskStore`` keeps
-nothing: a task's state is its row).
+nothing: a task's state is its row). Nor the ``functools.cache`` memos of what the code and the
+settings decide (the tracer, the metric instruments, ``import_string`` results, statements
+built from a model): a child computes the same, so it keeps them. Connections are their
+owners' business: Django's per thread, redis-py's pool renews itself in a child (its pid check).
 """
 
 from __future__ import annotations
