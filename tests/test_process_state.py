@@ -23,6 +23,7 @@ from tenancy.process import LockedTable, ProcessObject, declared, reset_all
 from tests.mutations import mutation
 
 ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("mcp_tools", "tenancy", "a2a_tools", "idempotency")
 # The mechanism's own lock (of its list of objects) is renewed by its fork hook.
 MECHANISM = ROOT / "tenancy" / "process.py"
 # What a module must not make at module level outside a ProcessObject: a thread, a pool, a
@@ -96,9 +97,19 @@ def _fresh(listed: Listed, made: ProcessObject[Any]) -> bool:
     return False  # a thread's object (audit writer, hub) is dropped, never renewed
 
 
+def _owner(listed: Listed) -> ProcessObject[Any]:
+    module, _, attribute = listed.owner.rpartition(".")
+    made = getattr(importlib.import_module(module), attribute)
+    assert isinstance(made, ProcessObject)
+    return made
+
+
 @pytest.fixture
 def filled() -> Iterator[list[tuple[Listed, ProcessObject[Any]]]]:
+    for listed in PROCESS_STATE:
+        _owner(listed)  # its module imported: declared
     found = process.objects()
+    assert len(found) == len(PROCESS_STATE)
     for listed, made in found:
         _fill(listed, made)
     assert [listed.name for listed, made in found if _fresh(listed, made)] == ["catalogue.active"]
@@ -174,7 +185,7 @@ def test_reset_all_makes_every_object_as_new(
 
 
 def _modules() -> Iterator[str]:
-    for package in ("mcp_tools", "tenancy"):
+    for package in PACKAGES:
         yield package
         root = importlib.import_module(package)
         for info in pkgutil.walk_packages(root.__path__, f"{package}."):
@@ -188,9 +199,9 @@ def _modules() -> Iterator[str]:
     replace='    Listed(\n        "tasks.engines",',
 )
 def test_every_declared_object_is_listed_and_every_listed_one_declared() -> None:
-    """The listing is the whole truth: with every module of ``mcp_tools`` and ``tenancy``
-    imported, the declared objects are exactly the listed ones, each under its owner's name
-    and of its listed kind.
+    """The listing is the whole truth: with every module of the toolkit's apps imported, the
+    declared objects are exactly the listed ones, each the attribute its owner names and of
+    its listed kind.
 
     Mutation: list the task engine under another name → red (declared, not listed).
     """
@@ -199,7 +210,8 @@ def test_every_declared_object_is_listed_and_every_listed_one_declared() -> None
     listed = {item.name: item for item in PROCESS_STATE}
     assert len(listed) == len(PROCESS_STATE)
     assert sorted(made.name for made in declared()) == sorted(listed)
-    for item, made in process.objects():
+    for item in PROCESS_STATE:
+        made = _owner(item)
         assert (made.name, made.kind) == (item.name, item.kind)
 
 
@@ -250,16 +262,16 @@ def made_at_module_level(source: str) -> list[int]:
     replace="_waiting_lock = threading.Lock()\nWAITING: Final = ProcessObject",
 )
 def test_no_module_makes_a_thread_pool_queue_or_lock_outside_the_registry() -> None:
-    """No module of ``mcp_tools`` or ``tenancy`` makes a thread, pool, queue or lock at module
-    level, nor an instance of its own class that makes one, except through a
-    ``ProcessObject`` (which the listing names: the test above).
+    """No module of the toolkit's apps makes a thread, pool, queue or lock at module level,
+    nor an instance of its own class that makes one, except through a ``ProcessObject``
+    (which the listing names: the test above).
 
     Mutations: the subscriptions hub made at import again (``hub = Hub()``); a module-level
     lock in ``asking.mailbox`` (as it had) → red, naming the module and line.
     """
     found = [
         f"{path.relative_to(ROOT)}:{line}"
-        for package in ("mcp_tools", "tenancy")
+        for package in PACKAGES
         for path in sorted((ROOT / package).rglob("*.py"))
         if "migrations" not in path.parts and path != MECHANISM
         for line in made_at_module_level(path.read_text())

@@ -26,7 +26,6 @@ owners' business: Django's per thread, redis-py's pool renews itself in a child 
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from typing import Any, Final
 
@@ -120,6 +119,13 @@ PROCESS_STATE: Final[tuple[Listed, ...]] = (
         "the open listen streams and the poller thread that feeds them (mcp-tools-listen)",
         "the first subscriptions/listen stream",
     ),
+    Listed(
+        "a2a.projection",
+        "cache",
+        "a2a_tools.skills.PROJECTION",
+        "the A2A skills and agent cards projected from the catalogue being served",
+        "the first A2A request (a2a_tools installed)",
+    ),
     # --- tenancy --------------------------------------------------------------------------
     Listed(
         "tokens.plans",
@@ -160,13 +166,7 @@ PROCESS_STATE: Final[tuple[Listed, ...]] = (
 
 
 def objects() -> list[tuple[Listed, ProcessObject[Any]]]:
-    """Each listed object with its ``ProcessObject`` (its module imported if it was not).
-
-    Raises:
-        ImportError: an owner module's optional dependencies are not installed.
-    """
-    found = []
-    for listed in PROCESS_STATE:
-        module, _, attribute = listed.owner.rpartition(".")
-        found.append((listed, getattr(importlib.import_module(module), attribute)))
-    return found
+    """Each listed object this process has declared (its module is imported: an optional app's
+    only when it is installed), in the listing's order."""
+    made = {item.name: item for item in declared()}
+    return [(listed, made[listed.name]) for listed in PROCESS_STATE if listed.name in made]
