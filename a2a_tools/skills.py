@@ -15,7 +15,6 @@ from __future__ import annotations
 import copy
 import json
 import re
-import threading
 from collections.abc import Mapping
 from dataclasses import dataclass
 from types import MappingProxyType
@@ -33,6 +32,7 @@ from mcp_tools.adapter import (
     setting,
 )
 from tenancy import Role
+from tenancy.process import LockedTable, ProcessObject
 
 PROTOCOL_VERSION: Final = "1.0"
 PROTOCOL_BINDING: Final = "JSONRPC"
@@ -252,19 +252,21 @@ def build_projection(catalogue: Catalogue) -> Projection:
     )
 
 
-_lock = threading.Lock()
-_built: list[Projection] = []
+# The projection of the catalogue being served (mcp_tools.operator.process lists it).
+PROJECTION: Final = ProcessObject[LockedTable[str, Projection]](
+    "a2a.projection", LockedTable, kind="cache", renew=LockedTable.renew
+)
+_built = PROJECTION.get()
 
 
 def projection() -> Projection:
     """The projection of the active MCP catalogue, built once per catalogue."""
     catalogue = active_catalogue()
-    current = _built[-1] if _built else None
+    current = _built.get("current")
     if current is not None and current.catalogue is catalogue:
         return current
-    with _lock:
-        current = _built[-1] if _built else None
+    with _built.lock:
+        current = _built.get("current")
         if current is None or current.catalogue is not catalogue:
-            current = build_projection(catalogue)
-            _built[:] = [current]
+            current = _built["current"] = build_projection(catalogue)
         return current

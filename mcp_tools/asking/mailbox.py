@@ -38,6 +38,7 @@ from django.utils import timezone
 
 from mcp_tools.call.exchange import CallCancelled, ClientCapabilityMissing
 from mcp_tools.call.own_connection import on_own_connection
+from tenancy.process import LockedTable, ProcessObject
 
 ID_PREFIX: Final = "mcp-ask-"
 # The first poll of the mailbox, doubling up to the last (seconds).
@@ -53,8 +54,10 @@ CAPABILITY_OF: Final = {
 Delivery = Literal["accepted", "unknown", "answered", "not ours"]
 
 # Requests waited for on this process: request id → event set when its answer is delivered.
-_waiting: dict[str, threading.Event] = {}
-_waiting_lock = threading.Lock()
+WAITING: Final = ProcessObject[LockedTable[str, threading.Event]](
+    "asking.waiting", LockedTable, kind="table", renew=LockedTable.renew
+)
+_waiting = WAITING.get()
 
 
 def remember_capabilities(tenant: Any, owner: Any, capabilities: Any) -> None:
@@ -140,7 +143,7 @@ class StreamAsker:
             expires_at=timezone.now() + dt.timedelta(seconds=wait_seconds + KEEP_SECONDS),
         )
         woken = threading.Event()
-        with _waiting_lock:
+        with _waiting.lock:
             _waiting[request_id] = woken
         try:
             self._send(
@@ -153,7 +156,7 @@ class StreamAsker:
             )
             answer = self._wait(request_id, woken)
         finally:
-            with _waiting_lock:
+            with _waiting.lock:
                 _waiting.pop(request_id, None)
         if "result" in answer and isinstance(answer["result"], dict):
             return dict(answer["result"])
@@ -211,7 +214,7 @@ def deliver(tenant: Any, owner: Any, response: Mapping[str, Any]) -> Delivery:
         answer=answer, answered_at=now
     )
     if filed:
-        with _waiting_lock:
+        with _waiting.lock:
             woken = _waiting.get(request_id)
         if woken is not None:
             woken.set()

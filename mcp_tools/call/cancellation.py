@@ -23,12 +23,12 @@ Tasks are never cancelled here: they outlive their request (``tasks/cancel`` can
 from __future__ import annotations
 
 import asyncio
-import threading
 from collections.abc import Coroutine
-from typing import Any, TypeVar
+from typing import Any, Final, TypeVar
 
 from mcp_tools.codes import REQUEST_CANCELLED
 from mcp_tools.rpc import jsonrpc as _jsonrpc
+from tenancy.process import LockedTable, ProcessObject
 
 __all__ = [
     "REQUEST_CANCELLED",
@@ -44,8 +44,11 @@ __all__ = [
 
 T = TypeVar("T")
 Key = tuple[str, str, str]
-_lock = threading.Lock()
-_in_flight: dict[Key, list[asyncio.Future[Any]]] = {}
+# Calls in flight on this process, by key (mcp_tools.operator.process).
+IN_FLIGHT: Final = ProcessObject[LockedTable[Key, list[asyncio.Future[Any]]]](
+    "call.in_flight", LockedTable, kind="table", renew=LockedTable.renew
+)
+_in_flight = IN_FLIGHT.get()
 
 
 class RequestCancelled(Exception):
@@ -59,12 +62,12 @@ def key(tenant_id: Any, user_id: Any, request_id: Any) -> Key:
 
 
 def _add(call_key: Key, call: asyncio.Future[Any]) -> None:
-    with _lock:
+    with _in_flight.lock:
         _in_flight.setdefault(call_key, []).append(call)
 
 
 def _remove(call_key: Key, call: asyncio.Future[Any]) -> None:
-    with _lock:
+    with _in_flight.lock:
         calls = _in_flight.get(call_key, [])
         if call in calls:
             calls.remove(call)
@@ -110,7 +113,7 @@ async def run(work: Coroutine[Any, Any, T], *, tenant_id: Any, user_id: Any, req
 
 def cancel(call_key: Key) -> bool:
     """Cancel the one call in flight under ``call_key``; ``False`` if none or several."""
-    with _lock:
+    with _in_flight.lock:
         calls = list(_in_flight.get(call_key, ()))
     if len(calls) != 1:
         return False

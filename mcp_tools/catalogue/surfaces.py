@@ -38,6 +38,7 @@ from mcp_tools.eras.envelope import CACHE_SCOPE, LIST_TTL_MS, modern_envelope
 from mcp_tools.exceptions import UnknownSurfaceError
 from mcp_tools.rpc import jsonrpc as _jsonrpc
 from tenancy import Role, active_roles, evaluate_role
+from tenancy.process import ProcessObject
 
 TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
 
@@ -375,8 +376,10 @@ def tool_pages(
     )
 
 
-# The catalogue being served: the last one (tests stack theirs with ``activated``).
-active: list[Catalogue] = []
+# The catalogue being served: the last one (tests stack theirs with ``activated``). Prepared at
+# start-up (mcp_tools.operator.process): kept across fork, shared read-only by every worker.
+CATALOGUES: Final = ProcessObject[list[Catalogue]]("catalogue.active", list, kind="prepared")
+active = CATALOGUES.get()
 
 
 def prepare(registry: Registry) -> Catalogue:

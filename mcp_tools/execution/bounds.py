@@ -26,6 +26,7 @@ from django.db import close_old_connections, connections
 
 from mcp_tools import conf, observability
 from mcp_tools.codes import OVERLOADED, TIMED_OUT
+from tenancy.process import ProcessObject
 
 T = TypeVar("T")
 
@@ -151,21 +152,21 @@ def _hand_over(waiter: asyncio.Future[None]) -> None:
         waiter.set_result(None)
 
 
-slots = _Slots()
-_executor_lock = threading.Lock()
-_executor: concurrent.futures.ThreadPoolExecutor | None = None
-
-
-def _pool() -> concurrent.futures.ThreadPoolExecutor:
-    global _executor
-    with _executor_lock:
-        if _executor is None:
-            _executor = concurrent.futures.ThreadPoolExecutor(
-                # Running calls plus as many draining ones (threads are made on demand).
-                max_workers=2 * MAX_WORKER_THREADS,
-                thread_name_prefix="mcp-tool",
-            )
-        return _executor
+# Process state (mcp_tools.operator.process): the slots are renewed in place (the hot path
+# reads ``slots`` as a plain global); the pool is made on the first call, dropped after fork.
+SLOTS: Final = ProcessObject("execution.slots", _Slots, kind="pool", renew=_Slots.__init__)
+slots = SLOTS.get()
+TOOL_THREADS: Final = ProcessObject(
+    "execution.tool_threads",
+    lambda: concurrent.futures.ThreadPoolExecutor(
+        # Running calls plus as many draining ones (threads are made on demand).
+        max_workers=2 * MAX_WORKER_THREADS,
+        thread_name_prefix="mcp-tool",
+    ),
+    kind="pool",
+    close=lambda pool: pool.shutdown(wait=False),
+)
+_pool = TOOL_THREADS.get
 
 
 async def run_bounded(work: Callable[[], T], *, on_cancel: Callable[[], None] | None = None) -> T:

@@ -123,7 +123,7 @@ async def listen(req: RpcRequest) -> Reply | StreamReply:
             {"maxListeners": int(conf.get("MAX_LISTENERS_PER_MEMBER"))},
         )
         return Reply(429, refused.body, headers=(("Retry-After", str(LIMIT_RETRY_AFTER_SECONDS)),))
-    notifications.hub.attach(listener)
+    notifications.HUB.get().attach(listener)
     meta = {SUBSCRIPTION_ID_META_KEY: rid}
     server_info = req.catalogue.server_info
     deliverable = _Deliverable(req.surface, listener)
@@ -222,4 +222,4 @@ async def _events(
     finally:
         # Ended or closed by the client (Django closes the iterator): the poller deletes the
         # stream's row, so it stops counting against the member's bound.
-        notifications.hub.detach(listener)
+        notifications.HUB.get().detach(listener)

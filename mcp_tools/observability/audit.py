@@ -38,6 +38,7 @@ from mcp_tools import conf
 from mcp_tools.codes import CODE_INVALID_ARGUMENTS
 from mcp_tools.observability import metrics
 from mcp_tools.rpc import jsonrpc as _jsonrpc
+from tenancy.process import ProcessObject
 
 logger = logging.getLogger(__name__)
 
@@ -358,27 +359,28 @@ def idle() -> None:
     connection.close()
 
 
-_writer: list[AuditWriter] = []
-_writer_lock = threading.Lock()
+def _new_writer() -> AuditWriter:
+    return AuditWriter(
+        max_queue=int(conf.get("AUDIT_QUEUE_SIZE")),
+        batch_size=int(conf.get("AUDIT_BATCH_SIZE")),
+        linger_seconds=float(conf.get("AUDIT_LINGER_SECONDS")),
+    )
 
 
-def writer() -> AuditWriter:
-    """This process's writer (started on first use, flushed at exit)."""
-    if not _writer:
-        with _writer_lock:
-            if not _writer:
-                _writer.append(
-                    AuditWriter(
-                        max_queue=int(conf.get("AUDIT_QUEUE_SIZE")),
-                        batch_size=int(conf.get("AUDIT_BATCH_SIZE")),
-                        linger_seconds=float(conf.get("AUDIT_LINGER_SECONDS")),
-                    )
-                )
-                atexit.register(flush)
-    return _writer[0]
+# This process's writer (mcp_tools.operator.process), made by the first audited call. A forked
+# child gets a writer of its own: its parent's thread is not in the child, and the rows the
+# parent had queued are the parent's to write (a copy written by the child too would be twice).
+AUDIT_WRITER: Final = ProcessObject(
+    "observability.audit_writer", _new_writer, kind="thread", close=AuditWriter.flush
+)
+writer = AUDIT_WRITER.get
 
 
 def flush() -> None:
     """Write every queued audit row now (tests; shutdown)."""
-    if _writer:
-        _writer[0].flush()
+    made = AUDIT_WRITER.peek()
+    if made is not None:
+        made.flush()
+
+
+atexit.register(flush)

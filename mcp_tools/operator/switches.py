@@ -39,6 +39,7 @@ from mcp_tools.catalogue.surfaces import Catalogue, Surface, tool_pages
 from mcp_tools.codes import CODE_RATE_LIMITED
 from mcp_tools.exceptions import UnknownSurfaceError
 from tenancy import Role
+from tenancy.process import ProcessObject
 
 TOOL_RATE_GROUP: Final = "mcp_tools.tool"
 TENANT_RATE_GROUP: Final = "mcp_tools.tenant"
@@ -103,7 +104,10 @@ def resolve(ctx: Any) -> Switches | None:
 
 # Narrowed surfaces by (surface digest, switch state): one per state ever seen, not per tenant.
 _NARROWED_MAX: Final = 1024
-_narrowed: dict[tuple[str, Switches], Surface] = {}
+NARROWED: Final = ProcessObject[dict[tuple[str, Switches], Surface]](
+    "operator.narrowed_surfaces", dict, kind="cache", renew=dict.clear
+)
+_narrowed = NARROWED.get()
 
 
 def narrow(catalogue: Catalogue, surface: Surface, switches: Switches | None) -> Surface:
@@ -163,7 +167,10 @@ def narrow(catalogue: Catalogue, surface: Surface, switches: Switches | None) ->
 # Resolved switches by caller, while MCP_TOOLS_TENANT_SWITCHES_CACHE_SECONDS lasts:
 # {(tenant, user, token, role, scopes): (monotonic expiry, switches)}. Bounded.
 _CACHE_MAX: Final = 10_000
-_cache: dict[tuple[Any, ...], tuple[float, Switches | None]] = {}
+SWITCHES_CACHE: Final = ProcessObject[dict[tuple[Any, ...], tuple[float, Switches | None]]](
+    "operator.switches_cache", dict, kind="cache", renew=dict.clear
+)
+_cache = SWITCHES_CACHE.get()
 
 
 def _cache_key(ctx: Any) -> tuple[Any, ...]:

@@ -35,6 +35,7 @@ from django.utils import timezone
 
 from mcp_tools import conf
 from mcp_tools.models import ChangeEvent, Listener
+from tenancy.process import ProcessObject
 
 logger = logging.getLogger("mcp_tools.subscriptions.bus")
 
@@ -288,4 +289,6 @@ def _recheck(listeners: list[LocalListener]) -> None:
             logger.exception("listen stream re-check failed")
 
 
-hub = Hub()
+# This process's poller and streams (mcp_tools.operator.process), made by the first stream;
+# a forked child starts with none of its parent's streams.
+HUB: Final = ProcessObject("subscriptions.hub", Hub, kind="thread")

@@ -36,6 +36,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.db import close_old_connections, transaction
 
 from mcp_tools import conf
+from tenancy.process import ProcessObject
 
 logger = logging.getLogger(__name__)
 MAX_TASK_THREADS: Final = 64
@@ -177,4 +178,9 @@ class TaskEngine:
                 close_old_connections()
 
 
-task_engine = TaskEngine()
+# Process state (mcp_tools.operator.process): renewed in place, the same object that
+# ``task_engine`` names; its pool and lease renewer start with the first task run here.
+TASK_ENGINE: Final = ProcessObject(
+    "tasks.engine", TaskEngine, kind="thread", renew=TaskEngine.__init__
+)
+task_engine = TASK_ENGINE.get()

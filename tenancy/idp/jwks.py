@@ -32,13 +32,14 @@ import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Final
 from urllib.parse import urlsplit
 
 from joserfc.errors import JoseError
 from joserfc.jwk import KeySet
 
 from tenancy.exceptions import SigningKeysUnavailableError
+from tenancy.process import LockedTable, ProcessObject
 
 if TYPE_CHECKING:
     from tenancy.idp.external_jwt import Settings
@@ -61,9 +62,16 @@ class _Cached:
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
-_sets: dict[str, _Cached] = {}
-_sets_lock = threading.Lock()
-_discovered: dict[str, str] = {}
+# Process state (mcp_tools.operator.process): the key set per issuer (each with the thread
+# refreshing it, if any) and the JWKS URL discovered per issuer.
+KEY_SETS: Final = ProcessObject[LockedTable[str, _Cached]](
+    "idp.key_sets", LockedTable, kind="cache", renew=LockedTable.renew
+)
+_sets = KEY_SETS.get()
+DISCOVERED: Final = ProcessObject[dict[str, str]](
+    "idp.discovered", dict, kind="cache", renew=dict.clear
+)
+_discovered = DISCOVERED.get()
 
 
 def key_for(config: Settings, kid: str | None) -> Any:
@@ -74,7 +82,7 @@ def key_for(config: Settings, kid: str | None) -> Any:
     Raises:
         SigningKeysUnavailableError: no key set has been fetched yet (one is being fetched).
     """
-    with _sets_lock:
+    with _sets.lock:
         cached = _sets.setdefault(config.issuer, _Cached())
     with cached.lock:
         now = clock()
@@ -97,7 +105,7 @@ def key_for(config: Settings, kid: str | None) -> Any:
 
 def settle(timeout: float = 10.0) -> None:
     """Wait for the background refreshes running now (tests, warm-up scripts; never requests)."""
-    with _sets_lock:
+    with _sets.lock:
         running = [cached.refresh for cached in _sets.values() if cached.refresh is not None]
     for thread in running:
         thread.join(timeout)
@@ -106,9 +114,8 @@ def settle(timeout: float = 10.0) -> None:
 def forget() -> None:
     """Drop every cached key set and discovered URL (tests; a changed configuration)."""
     settle()
-    with _sets_lock:
-        _sets.clear()
-        _discovered.clear()
+    KEY_SETS.reset()
+    DISCOVERED.reset()
 
 
 def _may_fetch(cached: _Cached, now: float, config: Settings) -> bool:

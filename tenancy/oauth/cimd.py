@@ -48,6 +48,7 @@ from oauth2_provider.settings import oauth2_settings
 
 from tenancy.events import rate_limited
 from tenancy.oauth import conf, limits
+from tenancy.process import ProcessObject
 from tenancy.rates.addresses import client_address
 
 LOOPBACK_HOSTS = frozenset({"127.0.0.1", "::1", "localhost"})
@@ -189,7 +190,11 @@ class FetchSlots:
             return self._waiting
 
 
-FETCH_SLOTS = FetchSlots()
+# Process state (mcp_tools.operator.process): renewed in place, the object the fetcher holds.
+FETCH_SLOTS_STATE: Final = ProcessObject(
+    "oauth.fetch_slots", FetchSlots, kind="pool", renew=FetchSlots.__init__
+)
+FETCH_SLOTS = FETCH_SLOTS_STATE.get()
 
 
 class MetadataFetcher(cimd.SafeMetadataFetcher):

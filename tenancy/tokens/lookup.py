@@ -28,6 +28,7 @@ from django.utils import timezone
 
 from tenancy.members import get_membership_model, related_paths
 from tenancy.models import AccessToken, RateCounter
+from tenancy.process import ProcessObject
 
 Converter = Callable[[Any, Any, BaseDatabaseWrapper], Any]
 
@@ -70,9 +71,16 @@ class CountingCheck(Protocol):
     def prepare(self, membership_id: int) -> tuple[str, int]: ...
 
 
-_plans: dict[str, _Plan | None] = {}
-# Token digest → membership id: a token never changes membership. Bounded.
-_memberships: dict[str, int] = {}
+# Process state (mcp_tools.operator.process): the compiled read per database alias, and token
+# digest → membership id (a token never changes membership; bounded by MAX_REMEMBERED).
+PLANS: Final = ProcessObject[dict[str, "_Plan | None"]](
+    "tokens.plans", dict, kind="cache", renew=dict.clear
+)
+_plans = PLANS.get()
+MEMBERSHIPS: Final = ProcessObject[dict[str, int]](
+    "tokens.memberships", dict, kind="cache", renew=dict.clear
+)
+_memberships = MEMBERSHIPS.get()
 MAX_REMEMBERED: Final = 10_000
 
 

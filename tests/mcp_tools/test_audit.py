@@ -10,6 +10,7 @@ from __future__ import annotations
 import datetime as dt
 import json
 import threading
+from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -351,11 +352,13 @@ def _raw_call(client: McpClient, arguments: str) -> dict[str, Any]:
 
 
 @pytest.fixture
-def one_batch(monkeypatch: pytest.MonkeyPatch) -> None:
+def one_batch(settings: Any) -> Iterator[None]:
     """A writer that waits 3 s before each batch: every row queued meanwhile is one ``COPY``."""
-    monkeypatch.setattr(
-        audit, "_writer", [audit.AuditWriter(max_queue=1000, batch_size=500, linger_seconds=3)]
-    )
+    settings.MCP_TOOLS_AUDIT_BATCH_SIZE = 500
+    settings.MCP_TOOLS_AUDIT_LINGER_SECONDS = 3
+    audit.AUDIT_WRITER.reset()
+    yield
+    audit.AUDIT_WRITER.reset()  # written, then dropped: the next test's writer has its settings
 
 
 @mutation(
