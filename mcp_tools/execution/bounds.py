@@ -217,7 +217,8 @@ async def _bounded(place: _Place[T]) -> T:
     """The one bounded run, wherever it runs: a slot, then ``place.run`` under the deadline."""
     limit = int(conf.get("MAX_CONCURRENT_CALLS"))
     timeout = float(conf.get("CALL_TIMEOUT_SECONDS"))
-    await _take_slot(limit)
+    if not slots.try_acquire(limit):  # else a slot was free and nobody waits: no coroutine
+        await _take_slot(limit)
     try:
         async with asyncio.timeout(timeout):
             return await place.run(limit)
