@@ -182,13 +182,17 @@ _SCHEMA_TEXTS: weakref.WeakKeyDictionary[type[BaseModel], dict[str, str]] = (
 
 
 def _json_schema(model: type[BaseModel], mode: Literal["validation", "serialization"]) -> Any:
-    """``model.model_json_schema(by_alias=True, mode=mode)``, generated once per model."""
+    """``model.model_json_schema(by_alias=True, mode=mode)``, generated once per model; the
+    arguments' (``validation``) with their dates' format stated (``_state_date_format``)."""
     texts = _SCHEMA_TEXTS.get(model)
     if texts is None:
         texts = _SCHEMA_TEXTS[model] = {}
     text = texts.get(mode)
     if text is None:
-        text = texts[mode] = json.dumps(model.model_json_schema(by_alias=True, mode=mode))
+        schema = model.model_json_schema(by_alias=True, mode=mode)
+        if mode == "validation":
+            _state_date_format(schema)
+        text = texts[mode] = json.dumps(schema)
     return json.loads(text)
 
 
@@ -371,7 +375,6 @@ def build_spec(
         input_schema = _json_schema(args_model, "validation")
     except (PydanticSchemaGenerationError, PydanticUserError) as exc:
         raise _fail(where, f"its arguments are not JSON types ({exc.message})") from exc
-    _state_date_format(input_schema)
     _check_schema(where, input_schema, "inputSchema")
     header_problem = find_invalid_x_mcp_header(input_schema)
     if header_problem is not None:
