@@ -8,6 +8,7 @@ parameter types, argument and result types, the mirror declaration, the write to
 
 from __future__ import annotations
 
+import hashlib
 import inspect
 import json
 import re
@@ -164,11 +165,13 @@ def _state_date_format(schema: Any) -> None:
             _state_date_format(child)
 
 
-# The text of schemas already found valid JSON Schema 2020-12. An identity factory's tool is
-# built again for every request that lists or calls it (mcp_tools.authoring.factories), with
-# the same few schemas each time: the metaschema check is ~85 % of such a build, and its
-# verdict on the same text never changes. Bounded: emptied when full.
-_VALID_SCHEMAS: set[str] = set()
+# The SHA-256 digests of schemas already found valid JSON Schema 2020-12. An identity
+# factory's tool is built again for every request that lists or calls it
+# (mcp_tools.authoring.factories), with the same few schemas each time: the metaschema check
+# was ~85 % of such a build, and its verdict on the same text never changes. Digests, not the
+# text: a factory's schema may hold its caller's data, which is never retained. Bounded:
+# emptied when full.
+_VALID_SCHEMAS: set[bytes] = set()
 _MAX_VALID_SCHEMAS: Final = 256
 
 
@@ -200,10 +203,11 @@ def _check_schema(where: str, schema: dict[str, Any], what: str) -> None:
     if schema.get("type") != "object":
         raise _fail(where, f"{what} must be a JSON Schema object (type: object)")
     try:
-        text: str | None = json.dumps(schema, separators=(",", ":"))
+        text = json.dumps(schema, separators=(",", ":"))
+        digest: bytes | None = hashlib.sha256(text.encode()).digest()
     except (TypeError, ValueError):  # not JSON text: checked every time, never remembered
-        text = None
-    if text is not None and text in _VALID_SCHEMAS:
+        digest = None
+    if digest is not None and digest in _VALID_SCHEMAS:
         return
     try:
         from jsonschema import Draft202012Validator
@@ -215,10 +219,10 @@ def _check_schema(where: str, schema: dict[str, Any], what: str) -> None:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
         raise _fail(where, f"{what} is not valid JSON Schema 2020-12: {exc.message}") from exc
-    if text is not None:
+    if digest is not None:
         if len(_VALID_SCHEMAS) >= _MAX_VALID_SCHEMAS:
             _VALID_SCHEMAS.clear()
-        _VALID_SCHEMAS.add(text)
+        _VALID_SCHEMAS.add(digest)
 
 
 def build_spec(
