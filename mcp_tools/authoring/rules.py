@@ -8,10 +8,13 @@ parameter types, argument and result types, the mirror declaration, the write to
 
 from __future__ import annotations
 
+import hashlib
 import inspect
+import json
 import re
 import types
 import typing
+import weakref
 from collections.abc import Callable, Mapping, Sequence
 from typing import TYPE_CHECKING, Any, Final, Literal, get_args, get_origin
 
@@ -162,9 +165,50 @@ def _state_date_format(schema: Any) -> None:
             _state_date_format(child)
 
 
+# The SHA-256 digests of schemas already found valid JSON Schema 2020-12. An identity
+# factory's tool is built again for every request that lists or calls it
+# (mcp_tools.authoring.factories), with the same few schemas each time: the metaschema check
+# was ~85 % of such a build, and its verdict on the same text never changes. Digests, not the
+# text: a factory's schema may hold its caller's data, which is never retained. Bounded:
+# emptied when full.
+_VALID_SCHEMAS: set[bytes] = set()
+_MAX_VALID_SCHEMAS: Final = 256
+
+
+# Each model's generated JSON Schema, as text, by mode: an identity factory hands the same
+# model classes to ``build_spec`` on every request (mcp_tools.query caches its argument
+# models), and pydantic generates the schema anew each time it is asked. Weak: a model made
+# for one request only goes with it. Each caller gets its own copy (callers edit theirs).
+_SCHEMA_TEXTS: weakref.WeakKeyDictionary[type[BaseModel], dict[str, str]] = (
+    weakref.WeakKeyDictionary()
+)
+
+
+def _json_schema(model: type[BaseModel], mode: Literal["validation", "serialization"]) -> Any:
+    """``model.model_json_schema(by_alias=True, mode=mode)``, generated once per model; the
+    arguments' (``validation``) with their dates' format stated (``_state_date_format``)."""
+    texts = _SCHEMA_TEXTS.get(model)
+    if texts is None:
+        texts = _SCHEMA_TEXTS[model] = {}
+    text = texts.get(mode)
+    if text is None:
+        schema = model.model_json_schema(by_alias=True, mode=mode)
+        if mode == "validation":
+            _state_date_format(schema)
+        text = texts[mode] = json.dumps(schema)
+    return json.loads(text)
+
+
 def _check_schema(where: str, schema: dict[str, Any], what: str) -> None:
     if schema.get("type") != "object":
         raise _fail(where, f"{what} must be a JSON Schema object (type: object)")
+    try:
+        text = json.dumps(schema, separators=(",", ":"))
+        digest: bytes | None = hashlib.sha256(text.encode()).digest()
+    except (TypeError, ValueError):  # not JSON text: checked every time, never remembered
+        digest = None
+    if digest is not None and digest in _VALID_SCHEMAS:
+        return
     try:
         from jsonschema import Draft202012Validator
     except ImportError:  # pragma: no cover - jsonschema ships with the mcp SDK
@@ -175,6 +219,10 @@ def _check_schema(where: str, schema: dict[str, Any], what: str) -> None:
         Draft202012Validator.check_schema(schema)
     except SchemaError as exc:
         raise _fail(where, f"{what} is not valid JSON Schema 2020-12: {exc.message}") from exc
+    if digest is not None:
+        if len(_VALID_SCHEMAS) >= _MAX_VALID_SCHEMAS:
+            _VALID_SCHEMAS.clear()
+        _VALID_SCHEMAS.add(digest)
 
 
 def build_spec(
@@ -328,10 +376,9 @@ def build_spec(
         param_names = tuple(p.name for p in rest)
 
     try:
-        input_schema = args_model.model_json_schema(by_alias=True)
+        input_schema = _json_schema(args_model, "validation")
     except (PydanticSchemaGenerationError, PydanticUserError) as exc:
         raise _fail(where, f"its arguments are not JSON types ({exc.message})") from exc
-    _state_date_format(input_schema)
     _check_schema(where, input_schema, "inputSchema")
     header_problem = find_invalid_x_mcp_header(input_schema)
     if header_problem is not None:
@@ -347,7 +394,7 @@ def build_spec(
     result_kind, result_model = _result_kind(where, hints["return"])
     output_schema: dict[str, Any] | None = None
     if result_model is not None:
-        output_schema = result_model.model_json_schema(by_alias=True, mode="serialization")
+        output_schema = _json_schema(result_model, "serialization")
         _check_schema(where, output_schema, "outputSchema")
         if not read_only:
             properties = output_schema.setdefault("properties", {})

@@ -32,11 +32,11 @@ from mcp_tools.execution.results import (
     internal_error_result,
     run_read,
     run_read_on_loop,
-    run_write,
     success_result,
     translate,
 )
 from mcp_tools.execution.runner import run_tool
+from mcp_tools.execution.writes import run_write
 from mcp_tools.rpc.jsonrpc import unstorable_strings
 
 __all__ = [

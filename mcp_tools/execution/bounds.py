@@ -19,7 +19,7 @@ import math
 import random
 import threading
 from collections.abc import Awaitable, Callable
-from typing import Any, Final, TypeVar
+from typing import Any, Final, Generic, TypeVar
 
 from asgiref.sync import ThreadSensitiveContext
 from django.db import close_old_connections, connections
@@ -180,52 +180,126 @@ async def run_bounded(work: Callable[[], T], *, on_cancel: Callable[[], None] | 
         BoundError: ``OVERLOADED`` when every slot is taken (nothing ran), ``TIMED_OUT`` when
             the deadline passed (the work may still be running and finish later).
     """
+    return await _bounded(_InThread(work, on_cancel))
+
+
+async def run_on_loop(work: Callable[[], Awaitable[T]], *, outlives_view: bool = False) -> T:
+    """Await ``work()`` on this event loop within the concurrency limit and the call deadline.
+
+    The bounds of ``run_bounded`` for a declared non-blocking tool (``async def``): it takes a
+    slot like any call, and its deadline cancels it at its next ``await``; the slot comes back
+    when the coroutine has really ended (returned, raised or been cancelled). There is no
+    thread to drain: a cancelled call is cancelled where it runs. ``outlives_view``: the call
+    may go on after its view has returned (a streamed answer), so its thread-sensitive work
+    gets a thread of its own (``_ToolThread``).
+
+    Raises:
+        BoundError: ``OVERLOADED`` when every slot is taken (nothing ran), ``TIMED_OUT`` when
+            the deadline passed (the work was cancelled).
+    """
+    return await _bounded(_OnLoop(work, outlives_view))
+
+
+class _Place(Generic[T]):
+    """Where one bounded call runs: ``run`` it holding a slot (of ``limit``), under the
+    deadline; ``cancelled`` when its task is (not by the deadline); ``ended`` afterwards."""
+
+    async def run(self, limit: int) -> T:
+        raise NotImplementedError
+
+    def cancelled(self, limit: int) -> None:
+        pass
+
+    def ended(self) -> None:
+        pass
+
+
+async def _bounded(place: _Place[T]) -> T:
+    """The one bounded run, wherever it runs: a slot, then ``place.run`` under the deadline."""
     limit = int(conf.get("MAX_CONCURRENT_CALLS"))
     timeout = float(conf.get("CALL_TIMEOUT_SECONDS"))
-    await _take_slot(limit)
-    hold = _Hold()
-    loop = asyncio.get_running_loop()
-    # The worker settles this future itself with ``(value, error)`` (no concurrent.futures
-    # Future wrapped into an asyncio one and raced against a ``wait_for`` task: the hop costs
-    # about 40 % less CPU). Shielded, it is never cancelled, so the worker's result always lands.
-    done: asyncio.Future[tuple[Any, BaseException | None]] = loop.create_future()
-
-    def in_thread() -> None:
-        value: Any = None
-        error: BaseException | None = None
-        try:
-            value = work()
-        except BaseException as exc:
-            error = exc
-        finally:
-            # Worker threads never see request_finished; without this, each keeps a DB
-            # connection open (or a broken one) for the next call.
-            close_old_connections()
-            hold.returned()
-        try:
-            loop.call_soon_threadsafe(done.set_result, (value, error))
-        except RuntimeError:
-            pass  # the loop is closed: nobody awaits the answer
-
-    try:
-        _pool().submit(observability.carry(in_thread))  # observability: trace context
-    except BaseException:
-        slots.release()
-        raise
+    if not slots.try_acquire(limit):  # else a slot was free and nobody waits: no coroutine
+        await _take_slot(limit)
     try:
         async with asyncio.timeout(timeout):
-            value, error = await asyncio.shield(done)
+            return await place.run(limit)
     except asyncio.CancelledError:
-        if on_cancel is not None:
-            on_cancel()
-        hold.cancelled(limit)
+        place.cancelled(limit)
         raise
     except TimeoutError:
         raise _timed_out(timeout) from None
-    if error is not None:
-        raise error
-    result: T = value
-    return result
+    finally:
+        place.ended()
+
+
+class _InThread(_Place[T]):
+    """A worker thread, which gives the slot back itself when the work really returns."""
+
+    def __init__(self, work: Callable[[], T], on_cancel: Callable[[], None] | None) -> None:
+        self.work = work
+        self.on_cancel = on_cancel
+        self.hold = _Hold()
+
+    async def run(self, limit: int) -> T:
+        hold, work = self.hold, self.work
+        loop = asyncio.get_running_loop()
+        # The worker settles this future itself with ``(value, error)`` (no concurrent.futures
+        # Future wrapped into an asyncio one and raced against a ``wait_for`` task: the hop
+        # costs about 40 % less CPU). Shielded, it is never cancelled, so the worker's result
+        # always lands.
+        done: asyncio.Future[tuple[Any, BaseException | None]] = loop.create_future()
+
+        def in_thread() -> None:
+            value: Any = None
+            error: BaseException | None = None
+            try:
+                value = work()
+            except BaseException as exc:
+                error = exc
+            finally:
+                # Worker threads never see request_finished; without this, each keeps a DB
+                # connection open (or a broken one) for the next call.
+                close_old_connections()
+                hold.returned()
+            try:
+                loop.call_soon_threadsafe(done.set_result, (value, error))
+            except RuntimeError:
+                pass  # the loop is closed: nobody awaits the answer
+
+        try:
+            _pool().submit(observability.carry(in_thread))  # observability: trace context
+        except BaseException:
+            slots.release()
+            raise
+        value, error = await asyncio.shield(done)
+        if error is not None:
+            raise error
+        result: T = value
+        return result
+
+    def cancelled(self, limit: int) -> None:
+        if self.on_cancel is not None:
+            self.on_cancel()
+        self.hold.cancelled(limit)
+
+
+class _OnLoop(_Place[T]):
+    """This event loop: the slot comes back when the coroutine has ended, however it ended."""
+
+    def __init__(self, work: Callable[[], Awaitable[T]], outlives_view: bool) -> None:
+        self.work = work
+        self.thread = _ToolThread() if outlives_view else None
+
+    async def run(self, limit: int) -> T:
+        if self.thread is None:
+            return await self.work()
+        async with ThreadSensitiveContext(executor=self.thread):
+            return await self.work()
+
+    def ended(self) -> None:
+        slots.release()
+        if self.thread is not None:
+            self.thread.shutdown(wait=False)
 
 
 class _ToolThread(concurrent.futures.Executor):
@@ -252,37 +326,6 @@ class _ToolThread(concurrent.futures.Executor):
         if self._pool is not None:
             self._pool.submit(connections.close_all)
             self._pool.shutdown(wait=wait, cancel_futures=cancel_futures)
-
-
-async def run_on_loop(work: Callable[[], Awaitable[T]], *, outlives_view: bool = False) -> T:
-    """Await ``work()`` on this event loop within the concurrency limit and the call deadline.
-
-    The bounds of ``run_bounded`` for a declared non-blocking tool (``async def``): it takes a
-    slot like any call, and its deadline cancels it at its next ``await``; the slot comes back
-    when the coroutine has really ended (returned, raised or been cancelled). There is no
-    thread to drain: a cancelled call is cancelled where it runs. ``outlives_view``: the call
-    may go on after its view has returned (a streamed answer), so its thread-sensitive work
-    gets a thread of its own (``_ToolThread``).
-
-    Raises:
-        BoundError: ``OVERLOADED`` when every slot is taken (nothing ran), ``TIMED_OUT`` when
-            the deadline passed (the work was cancelled).
-    """
-    timeout = float(conf.get("CALL_TIMEOUT_SECONDS"))
-    await _take_slot(int(conf.get("MAX_CONCURRENT_CALLS")))
-    thread = _ToolThread() if outlives_view else None
-    try:
-        async with asyncio.timeout(timeout):
-            if thread is None:
-                return await work()
-            async with ThreadSensitiveContext(executor=thread):
-                return await work()
-    except TimeoutError:
-        raise _timed_out(timeout) from None
-    finally:
-        slots.release()
-        if thread is not None:
-            thread.shutdown(wait=False)
 
 
 async def _take_slot(limit: int) -> None:

@@ -1,7 +1,8 @@
 """Running a tool's body and shaping what it returns (or raises) into a ``CallToolResult``.
 
-A read tool runs here (``run_read``); a write tool inside its idempotent unit
-(``mcp_tools.execution.writes``); ``mcp_tools.execution.runner`` chooses between them.
+A read tool runs here (``run_read``, on a worker thread or on the event loop); a write tool
+in its idempotent unit (``mcp_tools.execution.writes.run_write``), which shapes its results
+with the functions here; ``mcp_tools.execution.runner`` chooses between them.
 """
 
 from __future__ import annotations
@@ -9,25 +10,17 @@ from __future__ import annotations
 import functools
 import logging
 from collections.abc import Callable
-from contextlib import AbstractContextManager, nullcontext
 from typing import Any
 
 from asgiref.sync import async_to_sync
-from django.db import DEFAULT_DB_ALIAS, connections
 from django.utils.module_loading import import_string
 from pydantic import BaseModel
 
 from mcp_tools import conf
-from mcp_tools.authoring.spec import REPLAYED_FIELD, ToolSpec
+from mcp_tools.authoring.spec import ToolSpec
 from mcp_tools.call.context import CallContext
-from mcp_tools.codes import (
-    CODE_IN_PROGRESS,
-    CODE_INTERNAL,
-    CODE_KEY_REUSED,
-    CODE_RESULT_NOT_MODEL,
-)
+from mcp_tools.codes import CODE_INTERNAL, CODE_RESULT_NOT_MODEL
 from mcp_tools.exceptions import ToolError, ToolFailure
-from mcp_tools.execution import writes
 from mcp_tools.rpc import jsonrpc as _jsonrpc
 from mcp_tools.serving.error_pages import database_unavailable
 from tenancy import rls
@@ -80,7 +73,9 @@ def internal_error_result(spec: ToolSpec, request_id: str) -> dict[str, Any]:
     )
 
 
-def _invoke(spec: ToolSpec, ctx: CallContext, validated: BaseModel) -> Any:
+def invoke(spec: ToolSpec, ctx: CallContext, validated: BaseModel) -> Any:
+    """The tool's body called with the validated arguments in the shape it declares (a read's
+    or a write's: a coroutine for an ``async def`` tool)."""
     if spec.write_unit is not None:
         return spec.fn(ctx, validated)  # the unit's own tool reads the arguments it needs
     if spec.call_style == "model":
@@ -92,7 +87,7 @@ def _invoke(spec: ToolSpec, ctx: CallContext, validated: BaseModel) -> Any:
     return spec.fn(ctx, **{name: getattr(validated, name) for name in spec.param_names})
 
 
-def _structured(spec: ToolSpec, value: Any) -> dict[str, Any]:
+def model_payload(spec: ToolSpec, value: Any) -> dict[str, Any]:
     """The declared model's JSON; anything else (a dict that happens to fit included) is the
     tool error ``Tool.ResultNotModel``, raised inside a write's unit so the write rolls back.
 
@@ -116,7 +111,7 @@ def _structured(spec: ToolSpec, value: Any) -> dict[str, Any]:
 def success_result(spec: ToolSpec, value: Any) -> dict[str, Any]:
     """Shape a read tool's return value into a ``CallToolResult``."""
     if spec.result_kind == "model":
-        return structured_result(_structured(spec, value))
+        return structured_result(model_payload(spec, value))
     if spec.result_kind == "text":
         return {"content": [{"type": "text", "text": str(value)}], "isError": False}
     blocks = [
@@ -148,7 +143,7 @@ def run_read(spec: ToolSpec, ctx: CallContext, validated: BaseModel) -> dict[str
         with rls.scoped(ctx.tenant.id, read_only=True):
             if spec.on_loop:
                 return async_to_sync(run_read_on_loop)(spec, ctx, validated)
-            return success_result(spec, _invoke(spec, ctx, validated))
+            return success_result(spec, invoke(spec, ctx, validated))
     except Exception as exc:
         return _read_failure(spec, ctx, exc)
 
@@ -158,7 +153,7 @@ async def run_read_on_loop(
 ) -> dict[str, Any]:
     """Event-loop body of an ``async def`` read tool."""
     try:
-        return success_result(spec, await _invoke(spec, ctx, validated))
+        return success_result(spec, await invoke(spec, ctx, validated))
     except Exception as exc:
         return _read_failure(spec, ctx, exc)
 
@@ -173,77 +168,3 @@ def _read_failure(spec: ToolSpec, ctx: CallContext, exc: Exception) -> dict[str,
         return failure_result(failure)
     logger.exception("MCP tool %s failed (request %s)", spec.name, ctx.request_id, exc_info=exc)
     return internal_error_result(spec, ctx.request_id)
-
-
-def _write_scope(ctx: CallContext) -> AbstractContextManager[None]:
-    """The tools' role for a write, inside its idempotent unit's transaction: one statement
-    when that transaction is the outermost (the worker thread's own), else ``rls.scoped``."""
-    connection = connections[DEFAULT_DB_ALIAS]
-    if len(connection.atomic_blocks) == 1 and rls.enabled():
-        rls.take(ctx.tenant.id)
-        return nullcontext()
-    return rls.scoped(ctx.tenant.id)
-
-
-def run_write(spec: ToolSpec, ctx: CallContext, validated: BaseModel) -> dict[str, Any]:
-    """Worker-thread body of a write tool: inside the idempotent unit.
-
-    Domain failures are ``Failure`` (never stored; the claim is released); a replay returns
-    the stored result with ``replayed: true`` and runs nothing.
-    """
-    import idempotency as port
-
-    unit = spec.write_unit
-    try:
-        scope = (
-            writes.scope_for(spec, ctx, validated) if unit is None else unit.scope(ctx, validated)
-        )
-    except ToolError as refused:  # a shared unit's authorization, before any claim or replay
-        return error_result(refused.code, refused.message, refused.data)
-
-    def work() -> Any:
-        try:
-            with _write_scope(ctx):
-                value = _invoke(spec, ctx, validated)
-        except Exception as exc:
-            failure = translate(exc)
-            if failure is None:
-                raise
-            return port.Failure(failure)
-        if unit is not None:
-            return port.Success(unit.published(value))
-        try:
-            return port.Success(_structured(spec, value))
-        except ToolError as refused:  # not the declared model: the write rolls back
-            return port.Failure(ToolFailure(refused.code, refused.message, refused.data))
-
-    try:
-        outcome = port.IdempotentUnit().run(scope, work)
-    except Exception as exc:
-        if database_unavailable(exc):
-            raise  # nothing committed; the client retries the same key after the 503
-        logger.exception("MCP tool %s failed (request %s)", spec.name, ctx.request_id)
-        return internal_error_result(spec, ctx.request_id)
-    if isinstance(outcome, port.Executed):
-        if isinstance(outcome.result, port.Failure):
-            return failure_result(outcome.result.error)
-        published = outcome.result.result
-        payload = published if unit is None else unit.structured(published)
-        return structured_result({**payload, REPLAYED_FIELD: False})
-    if isinstance(outcome, port.Replayed):
-        payload = outcome.result if unit is None else unit.structured(outcome.result)
-        return structured_result({**payload, REPLAYED_FIELD: True})
-    if isinstance(outcome, port.KeyConflict):
-        return error_result(
-            CODE_KEY_REUSED,
-            "This idempotencyKey was already used with different arguments; "
-            "use a new key for a new write.",
-        )
-    if isinstance(outcome, port.InProgress):
-        retry = max(float(outcome.retry_after), 0.0)
-        return error_result(
-            CODE_IN_PROGRESS,
-            f"An identical call with this idempotencyKey is still running; retry in {retry:g} s.",
-            {"retryAfterSeconds": retry},
-        )
-    raise TypeError(f"unexpected idempotency outcome {outcome!r}")

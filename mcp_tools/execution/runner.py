@@ -28,7 +28,8 @@ from mcp_tools.call.exchange import (
 )
 from mcp_tools.execution.arguments import validate_arguments
 from mcp_tools.execution.bounds import BoundError
-from mcp_tools.execution.results import run_read, run_read_on_loop, run_write
+from mcp_tools.execution.results import run_read, run_read_on_loop
+from mcp_tools.execution.writes import run_write
 
 
 def run_tool(spec: ToolSpec, ctx: CallContext, validated: BaseModel) -> dict[str, Any]:

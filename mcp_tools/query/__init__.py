@@ -20,7 +20,7 @@ the stored call audit. Docs: docs/mcp_tools.md, "A tenant-safe query tool".
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Final, Literal
 
 from django.core import checks
 from django.core.exceptions import ImproperlyConfigured
@@ -79,6 +79,11 @@ def _enum(names: Sequence[str], description: str) -> Any:
     return Annotated[str, Field(description=description, json_schema_extra=extra)]
 
 
+# Argument models one query tool keeps (distinct sets of what callers may see; emptied when
+# full): a few per role in practice.
+_MAX_ARGUMENT_MODELS: Final = 64
+
+
 class QueryTool:
     """A declared query tool: its models and bounds (``query_tool`` registers one)."""
 
@@ -115,6 +120,8 @@ class QueryTool:
         if self.using not in connections:
             raise ImproperlyConfigured(f"query tool {name}: no database {self.using!r}")
         self.title = title
+        # The argument models made so far, by (models, field paths) a caller may use.
+        self._arguments: dict[tuple[tuple[str, ...], tuple[str, ...]], Any] = {}
 
     def visible(self, ctx: CallContext) -> dict[str, tuple[QueryModel, dict[str, QueryField]]]:
         """The models this caller may query and, per model, the fields they may use."""
@@ -126,9 +133,23 @@ class QueryTool:
         return seen
 
     def arguments(self, visible: dict[str, tuple[QueryModel, dict[str, QueryField]]]) -> Any:
-        """This caller's argument model: the models and fields they may use, enumerated."""
-        models = list(visible)
-        paths = sorted({path for _, fields in visible.values() for path in fields})
+        """This caller's argument model: the models and fields they may use, enumerated.
+
+        One model per set of models and fields, made on the first request that needs it:
+        callers of one role share it, and a model made anew for every request would cost the
+        request most of its time (``create_model``, then its JSON Schema in ``build_spec``).
+        """
+        models = tuple(visible)
+        paths = tuple(sorted({path for _, fields in visible.values() for path in fields}))
+        key = (models, paths)
+        made = self._arguments.get(key)
+        if made is None:
+            if len(self._arguments) >= _MAX_ARGUMENT_MODELS:
+                self._arguments.clear()
+            made = self._arguments[key] = self._argument_model(models, paths)
+        return made
+
+    def _argument_model(self, models: tuple[str, ...], paths: tuple[str, ...]) -> Any:
         field: Any = _enum(paths, "A field of the model (see the tool's description).")
         lookup: Any = Literal.__getitem__(LOOKUPS)
         trunc: Any = Literal.__getitem__(TRUNCATIONS)

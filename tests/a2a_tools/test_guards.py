@@ -299,23 +299,21 @@ def _wait_for(condition: Any, timeout: float = 10.0) -> None:
 @mutation(
     Edit(
         "mcp_tools/execution/bounds.py",
-        find="            close_old_connections()\n            hold.returned()\n",
-        replace="            close_old_connections()\n",
+        find="                close_old_connections()\n                hold.returned()\n",
+        replace="                close_old_connections()\n",
     ),
     Edit(
         "mcp_tools/execution/bounds.py",
-        find="            value, error = await asyncio.shield(done)\n",
-        replace=(
-            "            value, error = await asyncio.shield(done)\n            slots.release()\n"
-        ),
+        find="        value, error = await asyncio.shield(done)\n",
+        replace="        value, error = await asyncio.shield(done)\n        slots.release()\n",
     ),
     Edit(
         "mcp_tools/execution/bounds.py",
-        find="    except TimeoutError:\n        raise _timed_out(timeout) from None\n    if error",
+        find="    except TimeoutError:\n        raise _timed_out(timeout) from None\n    finally:",
         replace=(
             "    except TimeoutError:\n"
             "        slots.release()\n"
-            "        raise _timed_out(timeout) from None\n    if error"
+            "        raise _timed_out(timeout) from None\n    finally:"
         ),
     ),
 )

@@ -387,3 +387,24 @@ def test_the_query_is_kept_in_the_stored_call_audit(rls_off: None, settings: Any
     audit.flush()
     (row,) = CallAudit.objects.filter(tool=TOOL, actor_id=str(client.membership.user_id))
     assert row.arguments == query
+
+
+@mutation(
+    "mcp_tools/query/__init__.py",
+    find="        key = (models, paths)\n",
+    replace="        key = (models, ())\n",
+)
+def test_an_argument_model_is_shared_only_by_callers_who_may_use_the_same_fields() -> None:
+    """The argument model is made once per set of models and fields (not per request) and
+    never handed to a caller who may use other fields: its enums are what the schema lists
+    and what strict validation accepts. Mutation: the fields left out of the model's key →
+    a caller who may read fewer fields gets the first caller's model → red."""
+    declared = farm_query.QUERY
+    owner_view = {"egg_grades": (None, {"name": None, "unit_price_minor": None})}
+    narrower = {"egg_grades": (None, {"name": None})}
+    first = declared.arguments(owner_view)  # type: ignore[arg-type]
+    assert declared.arguments(dict(owner_view)) is first  # type: ignore[arg-type]
+    other = declared.arguments(narrower)  # type: ignore[arg-type]
+    assert other is not first
+    schema = json.dumps(other.model_json_schema())
+    assert "name" in schema and "unit_price_minor" not in schema

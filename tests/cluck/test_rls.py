@@ -125,7 +125,7 @@ def test_careless_read_sees_only_its_farm(farms: Any, era: str) -> None:
 
 
 @mutation(
-    "mcp_tools/execution/results.py",
+    "mcp_tools/execution/writes.py",
     find="with _write_scope(ctx):",
     replace="with nullcontext():",
 )
@@ -153,7 +153,7 @@ def test_careless_writes_stay_in_their_farm(farms: Any) -> None:
     replace="    if False:\n        yield",
 )
 @mutation(
-    "mcp_tools/execution/results.py",
+    "mcp_tools/execution/writes.py",
     find="len(connection.atomic_blocks) == 1 and rls.enabled()",
     replace="len(connection.atomic_blocks) == 1",
 )

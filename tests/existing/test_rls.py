@@ -317,7 +317,7 @@ def test_careless_tools_behind_pgbouncer_stay_in_their_organization_and_leave_no
 
 
 @mutation(
-    "mcp_tools/execution/results.py",
+    "mcp_tools/execution/writes.py",
     find="        rls.take(ctx.tenant.id)\n",
     replace="        pass\n",
 )

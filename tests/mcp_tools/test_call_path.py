@@ -65,8 +65,10 @@ def test_the_worker_threads_stops_are_on_the_route(mcp_client):
     ]
 
 
-def test_a_modern_write_call_enters_each_module_once(mcp_client):
-    """Printed beside the reads; a write adds the idempotent unit (``execution.writes``)."""
+def test_a_modern_write_call_reenters_only_the_result_shapes(mcp_client):
+    """Printed beside the reads; a write adds its idempotent unit (``execution.writes``), which
+    calls the tool's body inside the unit and shapes its outcome after it, both with
+    ``execution.results``: that module, and only that one, is entered again."""
     client = mcp_client("Owner")
     note = {"name": "mcptest_record_note"}
     client.modern("tools/call", {**note, "arguments": {"text": "a", "idempotencyKey": "w-1"}})
@@ -76,4 +78,4 @@ def test_a_modern_write_call_enters_each_module_once(mcp_client):
         )
     assert json.loads(response.content)["result"]["isError"] is False
     _show("2026-07-28 write tools/call", route)
-    assert route.reentered == []
+    assert route.reentered == ["execution.results"]

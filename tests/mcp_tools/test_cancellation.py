@@ -123,8 +123,8 @@ def _wait_for(condition: Any, timeout: float = 15.0) -> None:
 
 @mutation(
     "mcp_tools/execution/bounds.py",
-    find="            on_cancel()\n        hold.cancelled(limit)\n",
-    replace="            on_cancel()\n",
+    find="            self.on_cancel()\n        self.hold.cancelled(limit)\n",
+    replace="            self.on_cancel()\n",
 )
 @mutation(
     "mcp_tools/methods/tools.py",
@@ -196,7 +196,7 @@ def test_a_write_cut_before_its_commit_rolls_back_and_a_retry_executes(server, f
 
 
 @mutation(
-    "mcp_tools/execution/results.py",
+    "mcp_tools/execution/writes.py",
     find="            return port.Failure(failure)\n        if unit is not None:",
     replace="            return port.Failure(failure)\n        ctx.check_cancelled()\n"
     "        if unit is not None:",

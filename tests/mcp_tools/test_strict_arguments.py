@@ -209,10 +209,15 @@ def test_the_reported_coercions_are_refused(patch: dict[str, Any]) -> None:
     assert any(e["field"].startswith(field) for e in _errors(validate_arguments(spec, arguments)))
 
 
-@mutation("mcp_tools/authoring/rules.py", find="    _state_date_format(input_schema)\n", replace="")
+@mutation(
+    "mcp_tools/authoring/rules.py",
+    find="            _state_date_format(schema)\n",
+    replace="            pass\n",
+)
 def test_a_date_is_published_as_a_yyyy_mm_dd_string() -> None:
     """Many validators and generators treat ``format`` as a note only; the pattern says it.
-    Mutation: drop ``_state_date_format`` from ``build_spec`` → no pattern → red."""
+    Mutation: drop ``_state_date_format`` from ``build_spec``'s arguments schema (``_json_schema``)
+    → no pattern → red."""
     dates = [
         (spec.name, name, prop)
         for spec in SPECS

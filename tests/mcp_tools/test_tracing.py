@@ -183,13 +183,13 @@ def test_spans_a_tool_starts_are_children_of_its_call_span(mcp_client, spans, mo
     """Tools run in worker threads. Mutation: submit ``in_thread`` without
     ``observability.carry`` in ``execution.bounds.run_bounded`` → red (the tool's span starts a
     trace)."""
-    invoke = tool_results._invoke
+    invoke = tool_results.invoke
 
     def traced(spec: Any, ctx: Any, validated: Any) -> Any:
         with trace.get_tracer("test").start_as_current_span("inside the tool"):
             return invoke(spec, ctx, validated)
 
-    monkeypatch.setattr(tool_results, "_invoke", traced)
+    monkeypatch.setattr(tool_results, "invoke", traced)
     mcp_client().call("mcptest_whoami")
     inner = next(s for s in spans.get_finished_spans() if s.name == "inside the tool")
     (call_span,) = _tool_spans(spans)
@@ -223,13 +223,13 @@ def test_the_context_carried_into_the_thread_is_only_opentelemetrys(mcp_client, 
     from mcp_tools.call.context import _request_in_flight
 
     seen: list[Any] = []
-    invoke = tool_results._invoke
+    invoke = tool_results.invoke
 
     def peek(spec: Any, ctx: Any, validated: Any) -> Any:
         seen.append(_request_in_flight.get())
         return invoke(spec, ctx, validated)
 
-    monkeypatch.setattr(tool_results, "_invoke", peek)
+    monkeypatch.setattr(tool_results, "invoke", peek)
     mcp_client().call("mcptest_whoami")
     assert seen == [None]
 

@@ -275,7 +275,7 @@ def test_careless_tools_behind_pgbouncer_stay_in_their_store_and_leave_nothing_s
 
 
 @mutation(
-    "mcp_tools/execution/results.py",
+    "mcp_tools/execution/writes.py",
     find="        rls.take(ctx.tenant.id)\n",
     replace="        pass\n",
 )
@@ -312,7 +312,7 @@ def test_careless_writes_over_mcp_stay_in_their_store(careless: CarelessShop) ->
     replace="with nullcontext():",
 )
 @mutation(
-    "mcp_tools/execution/results.py",
+    "mcp_tools/execution/writes.py",
     find="        rls.take(ctx.tenant.id)\n",
     replace="        pass\n",
 )
