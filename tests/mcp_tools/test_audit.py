@@ -482,7 +482,7 @@ def test_a_batch_refused_for_one_row_writes_every_other_row_and_counts_the_loss(
     ]
     audit.write_rows(batch)
     # By this batch's keys: the writer thread may still be storing an earlier test's calls.
-    keys = [row.tenant_key for row in batch]
+    keys = [row["tenant_key"] for row in batch]
     written = {
         row.tenant_key: row.arguments for row in CallAudit.objects.filter(tenant_key__in=keys)
     }
