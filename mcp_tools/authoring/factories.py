@@ -1,4 +1,5 @@
-"""``@tool_factory``: a tool whose definition depends on the caller, built per request.
+"""``@tool_factory``: a tool whose definition depends on the caller, built per request (or
+once per what it declares it depends on: ``varies_by``).
 
     @tool_factory(name="acme_stock_for_category", read_only=True, result=StockReply,
                   description="Stock of one of *your* categories.")
@@ -11,9 +12,17 @@
 For definitions that genuinely depend on who is calling (an input schema enumerating *this
 tenant's* own values). The role surfaces stay prepared once; the factory runs for every
 ``tools/list`` page that shows the tool and every ``tools/call`` of it, in a worker thread under
-the same bounds, and everything it builds is dropped with the request: no cache, no
-per-identity map (an identity-keyed cache is an unbounded retention surface whose invalidation
-is the application's business). The cost per request is measured in ``bench/``.
+the same bounds, and everything it builds is dropped with the request: no per-identity map
+(an identity-keyed cache is an unbounded retention surface whose invalidation is the
+application's business). The cost per request is measured in ``bench/``.
+
+A factory whose definition depends on something coarser than the caller says so:
+``varies_by="role"`` (the caller's role and nothing else) or ``varies_by=key`` (``key(ctx)``
+returns a hashable value that two callers share only if their definitions are the same). Its
+``tools/list`` definition is then built once per (surface digest, key) and reused
+(``DEFINITIONS``: bounded, reset through the process registry). ``tools/call`` still builds
+per call. A factory that declares nothing is built per request: its definition may depend on
+anything (the tenant's own values).
 
 The factory's name, policy, kind (read/write) and result model are fixed at registration, so a
 role's surface (which tools it lists, the paging, the cursors) is still prepared once; only the
@@ -25,9 +34,9 @@ from __future__ import annotations
 
 import inspect
 import typing
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any, TypeVar
+from typing import Any, Final, Literal, TypeVar
 
 from django.core.exceptions import ImproperlyConfigured
 from pydantic import BaseModel
@@ -36,8 +45,23 @@ from mcp_tools.authoring.rules import build_spec
 from mcp_tools.authoring.spec import TOOL_NAME_RE, ToolSpec
 from mcp_tools.call.context import CallContext
 from tenancy import AUTHENTICATED, Policy
+from tenancy.process import ProcessObject
 
 F = TypeVar("F", bound=Callable[..., Any])
+VariesBy = Literal["role"] | Callable[[CallContext], Hashable]
+
+# Definitions built for a declared key, by (surface digest, factory name, key): a few per role
+# and factory in practice; emptied when full, like the other process caches.
+MAX_DEFINITIONS: Final = 1024
+DEFINITIONS: Final[ProcessObject[dict[tuple[str, str, Hashable], tuple[Any, dict[str, Any]]]]] = (
+    ProcessObject("factories.definitions", dict, kind="cache", renew=dict.clear)
+)
+
+
+def role_key(ctx: CallContext) -> Hashable:
+    """``varies_by="role"``: the caller's role (``None`` for an actor no role admits)."""
+    actor = ctx.actor
+    return actor.role if actor.is_resolved and not actor.is_system else None
 
 
 @dataclass(frozen=True)
@@ -63,13 +87,36 @@ class ToolFactorySpec:
     mirrors_no_route: str | None
     # What the stored call audit keeps of the arguments (``@tool``'s ``audit_arguments``).
     audit_arguments: Any = None
+    # What the definition depends on (``varies_by``); ``None``: anything, built per request.
+    cache_key: Callable[[CallContext], Hashable] | None = None
 
     @property
     def qualname(self) -> str:
         return f"{self.factory.__module__}.{self.factory.__qualname__}"
 
+    def definition(self, ctx: CallContext, digest: str) -> dict[str, Any]:
+        """The ``tools/list`` definition for this caller on the surface ``digest``: built now,
+        or, with a declared ``cache_key``, once per (digest, key) and shared (never mutated).
+
+        Raises:
+            ImproperlyConfigured: the factory returned something ``@tool`` would refuse.
+        """
+        if self.cache_key is None:
+            return self.build(ctx).wire_definition()
+        key = (digest, self.name, self.cache_key(ctx))
+        cache = DEFINITIONS.get()
+        hit = cache.get(key)
+        # Another registration under the same name (a test's registry) is not this factory.
+        if hit is not None and hit[0] is self:
+            return hit[1]
+        made = self.build(ctx).wire_definition()
+        if len(cache) >= MAX_DEFINITIONS:
+            cache.clear()
+        cache[key] = (self, made)
+        return made
+
     def build(self, ctx: CallContext) -> ToolSpec:
-        """This request's definition of the tool (never cached).
+        """This request's definition of the tool (never cached: ``definition`` is).
 
         Raises:
             ImproperlyConfigured: the factory returned something ``@tool`` would refuse.
@@ -121,12 +168,15 @@ class FactoryRegistry:
         mirrors: str | Sequence[str] | None = None,
         mirrors_no_route: str | None = None,
         audit_arguments: Any = None,
+        varies_by: VariesBy | None = None,
     ) -> Callable[[F], F]:
-        """Register ``fn(ctx) -> FactoryTool`` as the per-request definition of tool ``name``.
+        """Register ``fn(ctx) -> FactoryTool`` as the per-request definition of tool ``name``;
+        ``varies_by`` (``"role"`` or ``key(ctx)``) declares all the definition depends on.
 
         Raises:
             TypeError: used bare.
-            ImproperlyConfigured: a bad name, signature, result model, policy or a taken name.
+            ImproperlyConfigured: a bad name, signature, result model, policy, ``varies_by``
+                or a taken name.
         """
         if fn is not None:
             raise TypeError("use @tool_factory(name=..., ...) with arguments")
@@ -149,6 +199,8 @@ class FactoryRegistry:
                 raise ImproperlyConfigured(f"{where}: policy must be a tenancy Policy")
             if not description:
                 raise ImproperlyConfigured(f"{where}: a description is required")
+            if not (varies_by is None or varies_by == "role" or callable(varies_by)):
+                raise ImproperlyConfigured(f"{where}: varies_by is 'role' or a key(ctx) callable")
             routes = (mirrors,) if isinstance(mirrors, str) else tuple(mirrors or ())
             if routes and mirrors_no_route:
                 raise ImproperlyConfigured(f"{where}: declare at most one of mirrors/no-route")
@@ -163,6 +215,7 @@ class FactoryRegistry:
                 mirrors=routes,
                 mirrors_no_route=mirrors_no_route,
                 audit_arguments=audit_arguments,
+                cache_key=role_key if varies_by == "role" else varies_by,
             )
             existing = self._factories.get(name)
             if existing is not None and existing.qualname != spec.qualname:

@@ -318,7 +318,8 @@ async def _list_page(req: RpcRequest, template: dict[str, Any]) -> Reply:
     """A ``tools/list`` page holding identity-factory tools, completed for this caller.
 
     The prepared page keeps a factory's name where its definition goes; the factories run in
-    a worker (they may read the caller's data) and their definitions live only in this reply.
+    a worker (they may read the caller's data) and their definitions live only in this reply,
+    unless the factory declares what they depend on (``varies_by``: built once per key).
     """
     ctx: CallContext = req.ctx
     surface = req.surface
@@ -330,7 +331,7 @@ async def _list_page(req: RpcRequest, template: dict[str, Any]) -> Reply:
                 factory = surface.factories[entry]
                 if not evaluate(factory.policy, ctx.actor):
                     continue
-                entry = factory.build(ctx).wire_definition()
+                entry = factory.definition(ctx, surface.digest)
             else:
                 spec = surface.tools.get(entry["name"])
                 if (

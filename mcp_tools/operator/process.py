@@ -84,6 +84,14 @@ PROCESS_STATE: Final[tuple[Listed, ...]] = (
         "a tool asking its client mid-call",
     ),
     Listed(
+        "factories.definitions",
+        "cache",
+        "mcp_tools.authoring.factories.DEFINITIONS",
+        "tools/list definitions of factories declaring varies_by, by surface digest and key "
+        "(at most 1024)",
+        "the first tools/list page holding such a factory (the query tool)",
+    ),
+    Listed(
         "operator.narrowed_surfaces",
         "cache",
         "mcp_tools.operator.switches.NARROWED",

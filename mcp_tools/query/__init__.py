@@ -19,7 +19,7 @@ the stored call audit. Docs: docs/mcp_tools.md, "A tenant-safe query tool".
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from typing import Annotated, Any, Final, Literal
 
 from django.core import checks
@@ -41,7 +41,7 @@ from mcp_tools.query._run import (
     invalid,
     json_value,
 )
-from tenancy import AUTHENTICATED, Policy, evaluate
+from tenancy import AUTHENTICATED, Policy, evaluate, load_permissions
 
 __all__ = [
     "AGGREGATES",
@@ -122,6 +122,26 @@ class QueryTool:
         self.title = title
         # The argument models made so far, by (models, field paths) a caller may use.
         self._arguments: dict[tuple[tuple[str, ...], tuple[str, ...]], Any] = {}
+        # Every Django permission a model's or a field's policy asks (``None``: not read yet).
+        self._perms: frozenset[str] | None = None
+
+    def definition_key(self, ctx: CallContext) -> Hashable:
+        """All that ``visible`` (so the schema and the description) depends on: the caller's
+        role and which of the permissions the policies ask they hold. Two callers with the same
+        key see the same models and fields; the ``tools/list`` definition is shared by key.
+        """
+        actor = ctx.actor
+        if not actor.is_resolved or actor.is_system:
+            return None
+        if self._perms is None:
+            asked: set[str] = set()
+            for declared in self.models.values():
+                declared.resolve(self.max_depth)
+                asked |= declared.policy.perms
+                asked.update(*(policy.perms for policy in declared.restricted.values()))
+            self._perms = frozenset(asked)
+        held = self._perms & load_permissions(actor) if self._perms else frozenset()
+        return (actor.role, held)
 
     def visible(self, ctx: CallContext) -> dict[str, tuple[QueryModel, dict[str, QueryField]]]:
         """The models this caller may query and, per model, the fields they may use."""
@@ -312,5 +332,6 @@ def query_tool(
         mirrors_no_route=mirrors_no_route,
         # The query itself is the call's record: its values are the caller's own filters.
         audit_arguments=lambda arguments: dict(arguments),
+        varies_by=declared.definition_key,
     )(build_tool)
     return declared
