@@ -408,3 +408,28 @@ def test_an_argument_model_is_shared_only_by_callers_who_may_use_the_same_fields
     assert other is not first
     schema = json.dumps(other.model_json_schema())
     assert "name" in schema and "unit_price_minor" not in schema
+
+
+def _listed_query(client: McpClient) -> dict[str, Any]:
+    (listed,) = [t for t in client.list_tools()["result"]["tools"] if t["name"] == TOOL]
+    return listed
+
+
+@mutation(
+    "mcp_tools/authoring/factories.py",
+    find="        key = (digest, self.name, self.cache_key(ctx))\n",
+    replace='        key = ("", self.name, None)\n',
+)
+def test_two_roles_with_different_fields_never_share_a_listed_definition(rls_off: None) -> None:
+    """The query tool's ``tools/list`` definition is built once per surface and key
+    (``varies_by``) and reused: a second owner is served the first owner's definition, and
+    ReadOnly, listing after them, never theirs. Mutation: the surface and the key left out of
+    the cache key → ReadOnly is served the owners' schema, prices included → red."""
+    farm = FarmFactory()
+    owner = _listed_query(client_of(farm))
+    assert "unit_price_minor" in json.dumps(owner)
+    assert _listed_query(client_of(FarmFactory())) == owner  # another farm, the same role
+    read_only = _listed_query(client_of(farm, "ReadOnly"))
+    assert "unit_price_minor" not in json.dumps(read_only)
+    assert "sales_orders" not in json.dumps(read_only["inputSchema"])
+    assert "unit_price_minor" in json.dumps(_listed_query(client_of(farm)))

@@ -128,3 +128,19 @@ def test_a_raw_tool_never_takes_a_call_context():
 
     with pytest.raises(TypeError):
         registry.raw_tool(lambda arguments: {})  # type: ignore[call-arg]
+
+
+@mutation(
+    "mcp_tools/authoring/factories.py",
+    find='cache_key=role_key if varies_by == "role" else varies_by,',
+    replace='cache_key=role_key if varies_by in ("role", None) else varies_by,',
+)
+def test_a_factory_that_declares_nothing_is_built_for_every_list(mcp_client):
+    """A factory without ``varies_by`` may depend on anything (here the tenant's own values):
+    every ``tools/list`` builds its definition again. Mutation: an undeclared factory cached
+    as if it varied by role → the second list is served the first's definition → red."""
+    client = mcp_client()
+    controls.forget()
+    client.list_tools()
+    client.list_tools()
+    assert len(controls.built_models) == 2

@@ -7,9 +7,11 @@ from typing import Any
 
 import pytest
 
+from cluck.mcp import query as farm_query
 from mcp_tools import query
 from mcp_tools.query import QueryModel, QueryTool, _declare
 from mcp_tools.query._run import narrowed
+from tenancy import active_roles
 from tests.mutations import mutation
 
 
@@ -85,3 +87,57 @@ def test_without_a_scoped_manager_the_tenant_field_is_the_rls_declarations(
     declared = QueryModel("cluck.House", fields=["name"])
     declared.resolve(2)
     assert (declared.tenant_field, declared.scoped_manager) == ("farm", None)
+
+
+def _caller(role_name: str, *perms: str) -> Any:
+    (role,) = [role for role in active_roles() if role.name == role_name]
+    actor = SimpleNamespace(
+        is_resolved=True, is_system=False, role=role, permissions=frozenset(perms), user=None
+    )
+    return SimpleNamespace(actor=actor)
+
+
+@mutation(
+    "mcp_tools/query/__init__.py",
+    find="        return (actor.role, held)\n",
+    replace="        return held\n",
+)
+@mutation(
+    "mcp_tools/query/__init__.py",
+    find="        held = self._perms & load_permissions(actor) if self._perms else frozenset()\n",
+    replace="        held = frozenset()\n",
+)
+def test_callers_who_may_use_different_fields_never_share_a_definition_key() -> None:
+    """The query tool's ``tools/list`` definition is shared by ``definition_key``; two callers
+    share a key only if they see the same models and fields. The model needs a Django
+    permission (its default policy), its price a role (``PRICES``). Mutation: the role left
+    out of the key → ReadOnly would be served the owner's prices; the held permissions left
+    out → a member without the view permission would be served the model → red."""
+    declared = QueryTool(
+        name="keyed_query",
+        description="Grades.",
+        models=[
+            QueryModel(
+                "cluck.EggGrade",
+                name="grades",
+                fields=["name", "unit_price_minor"],
+                restricted={"unit_price_minor": farm_query.PRICES},
+            )
+        ],
+    )
+    callers = [
+        _caller("Owner", "cluck.view_egggrade"),
+        _caller("Owner", "cluck.view_egggrade", "cluck.add_house"),  # an unasked permission
+        _caller("Owner"),
+        _caller("ReadOnly", "cluck.view_egggrade"),
+    ]
+    keys = [declared.definition_key(ctx) for ctx in callers]
+    seen = [
+        {name: tuple(fields) for name, (_, fields) in declared.visible(ctx).items()}
+        for ctx in callers
+    ]
+    assert seen[0] == seen[1] and keys[0] == keys[1]  # shared by who may see the same
+    assert len({str(s) for s in seen[1:]}) == 3  # the other three see three different things
+    for i, first in enumerate(keys):
+        for j, second in enumerate(keys):
+            assert (first == second) == (seen[i] == seen[j]), (callers[i], callers[j])
