@@ -48,14 +48,32 @@ from tenancy import AUTHENTICATED, Policy
 from tenancy.process import ProcessObject
 
 F = TypeVar("F", bound=Callable[..., Any])
+T = TypeVar("T")
 VariesBy = Literal["role"] | Callable[[CallContext], Hashable]
 
-# Definitions built for a declared key, by (surface digest, factory name, key): a few per role
-# and factory in practice; emptied when full, like the other process caches.
+# Definitions built for a declared key, by (surface digest, factory name, key), and the
+# completed tools/list pages holding them: a few per role and factory in practice; emptied
+# when full, like the other process caches.
 MAX_DEFINITIONS: Final = 1024
-DEFINITIONS: Final[ProcessObject[dict[tuple[str, str, Hashable], tuple[Any, dict[str, Any]]]]] = (
-    ProcessObject("factories.definitions", dict, kind="cache", renew=dict.clear)
+DEFINITIONS: Final[ProcessObject[dict[Hashable, tuple[object, Any]]]] = ProcessObject(
+    "factories.definitions", dict, kind="cache", renew=dict.clear
 )
+
+
+def shared(key: Hashable, owner: object, make: Callable[[], T]) -> T:
+    """What ``make`` builds for ``key``, built once and shared (``DEFINITIONS``). ``owner``
+    (the factory, the page template) must be the one that made the entry: another under the
+    same key (a test's registry, a catalogue prepared again) is not served it."""
+    cache = DEFINITIONS.get()
+    hit = cache.get(key)
+    if hit is not None and hit[0] is owner:
+        made: T = hit[1]
+        return made
+    made = make()
+    if len(cache) >= MAX_DEFINITIONS:
+        cache.clear()
+    cache[key] = (owner, made)
+    return made
 
 
 def role_key(ctx: CallContext) -> Hashable:
@@ -104,16 +122,7 @@ class ToolFactorySpec:
         if self.cache_key is None:
             return self.build(ctx).wire_definition()
         key = (digest, self.name, self.cache_key(ctx))
-        cache = DEFINITIONS.get()
-        hit = cache.get(key)
-        # Another registration under the same name (a test's registry) is not this factory.
-        if hit is not None and hit[0] is self:
-            return hit[1]
-        made = self.build(ctx).wire_definition()
-        if len(cache) >= MAX_DEFINITIONS:
-            cache.clear()
-        cache[key] = (self, made)
-        return made
+        return shared(key, self, lambda: self.build(ctx).wire_definition())
 
     def build(self, ctx: CallContext) -> ToolSpec:
         """This request's definition of the tool (never cached: ``definition`` is).

@@ -15,7 +15,7 @@ import asyncio
 import functools
 import logging
 import time
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Hashable
 from typing import Any
 
 from mcp_types import methods as wire_methods
@@ -25,7 +25,7 @@ from pydantic import ValidationError
 from mcp_tools import conf, observability
 from mcp_tools.asking import mailbox, requeststate
 from mcp_tools.authoring import raw
-from mcp_tools.authoring.factories import ToolFactorySpec
+from mcp_tools.authoring.factories import ToolFactorySpec, shared
 from mcp_tools.authoring.spec import ToolSpec
 from mcp_tools.call import cancellation
 from mcp_tools.call.context import CallContext
@@ -319,30 +319,50 @@ async def _list_page(req: RpcRequest, template: dict[str, Any]) -> Reply:
 
     The prepared page keeps a factory's name where its definition goes; the factories run in
     a worker (they may read the caller's data) and their definitions live only in this reply,
-    unless the factory declares what they depend on (``varies_by``: built once per key).
+    unless every factory on the page declares what its definition depends on (``varies_by``):
+    then the completed page is serialized once per surface, era and those keys, and shared.
     """
     ctx: CallContext = req.ctx
-    surface = req.surface
+    surface, version = req.surface, req.era.version
 
-    def build() -> dict[str, Any]:
-        tools = []
+    def build() -> bytes:
+        shown: list[ToolFactorySpec | dict[str, Any]] = []
+        # What this caller's completion depends on; None: a factory declares nothing.
+        key: list[Hashable] | None = []
         for entry in template["tools"]:
             if isinstance(entry, str):
                 factory = surface.factories[entry]
-                if not evaluate(factory.policy, ctx.actor):
-                    continue
-                entry = factory.definition(ctx, surface.digest)
-            else:
-                spec = surface.tools.get(entry["name"])
-                if (
-                    spec is not None
-                    and spec.policy.per_user
-                    and not evaluate(spec.policy, ctx.actor)
-                ):
+                admitted = evaluate(factory.policy, ctx.actor)
+                if admitted:
+                    shown.append(factory)
+                if not admitted:
+                    if key is not None:
+                        key.append((entry, False, None))
+                elif factory.cache_key is None:
+                    key = None
+                elif key is not None:
+                    key.append((entry, True, factory.cache_key(ctx)))
+                continue
+            spec = surface.tools.get(entry["name"])
+            if spec is not None and spec.policy.per_user:
+                admitted = evaluate(spec.policy, ctx.actor)
+                if key is not None:
+                    key.append((entry["name"], admitted))
+                if not admitted:
                     continue  # a has_perm policy this user does not meet
-            tools.append(entry)
-        page = {**template, "tools": tools}
-        return wire_methods.serialize_server_result("tools/list", req.era.version, page)
+            shown.append(entry)
+
+        def complete() -> bytes:
+            tools = [
+                item.definition(ctx, surface.digest) if isinstance(item, ToolFactorySpec) else item
+                for item in shown
+            ]
+            page = {**template, "tools": tools}
+            return _jsonrpc.dumps(wire_methods.serialize_server_result("tools/list", version, page))
+
+        if key is None:
+            return complete()
+        return shared((surface.digest, "tools/list", version, tuple(key)), template, complete)
 
     try:
         page = await bounds.run_bounded(build)

@@ -25,6 +25,7 @@ from mcp_tools.authoring.registry import default_registry
 from mcp_tools.catalogue.surfaces import activated, build_catalogue
 from tests.mutations import mutation
 from tests.testapps.mcp_surface import controls
+from tests.testapps.mcp_surface import mcp as surface_mcp
 
 pytestmark = pytest.mark.django_db(transaction=True)
 FACTORY = "mcptest_factory_echo"
@@ -144,3 +145,34 @@ def test_a_factory_that_declares_nothing_is_built_for_every_list(mcp_client):
     client.list_tools()
     client.list_tools()
     assert len(controls.built_models) == 2
+
+
+@mutation(
+    "mcp_tools/methods/tools.py",
+    find="                    key.append((entry, True, factory.cache_key(ctx)))\n",
+    replace="                    key.append((entry, True, None))\n",
+)
+def test_a_listed_page_is_shared_only_by_callers_of_the_same_declared_key(mcp_client):
+    """A factory declaring ``varies_by`` (here the tenant) has its page completed once per key
+    and reused; a caller of another key is never served it. Mutation: the factory's key left
+    out of the page's → the second tenant is served the first tenant's values → red."""
+    registry = FactoryRegistry()
+    registry.tool_factory(
+        name="mcptest_factory_keyed",
+        read_only=True,
+        result=surface_mcp._Echo,
+        mirrors_no_route=surface_mcp.TEST_TOOL,
+        description="The echo factory, declared to vary by tenant.",
+        varies_by=lambda ctx: ctx.tenant_id,
+    )(surface_mcp.factory_echo)
+    catalogue = build_catalogue(
+        default_registry, page_size=500, server_name="t", server_version="1", factories=registry
+    )
+    with activated(catalogue):
+        first, second = mcp_client(), mcp_client()
+        controls.forget()
+        for client in (first, first, second):
+            enum = _listed(client, "mcptest_factory_keyed")["inputSchema"]["properties"]
+            tenant = client.membership.tenant.pk
+            assert enum["value"]["enum"] == [f"tenant-{tenant}-a", f"tenant-{tenant}-b"]
+        assert len(controls.built_models) == 2  # the first tenant's page was reused
