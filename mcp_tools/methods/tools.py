@@ -320,7 +320,8 @@ async def _list_page(req: RpcRequest, template: dict[str, Any]) -> Reply:
     The prepared page keeps a factory's name where its definition goes; the factories run in
     a worker (they may read the caller's data) and their definitions live only in this reply,
     unless every factory on the page declares what its definition depends on (``varies_by``):
-    then the completed page is serialized once per surface, era and those keys, and shared.
+    then the completed page (a page with only has-perm tools too) is serialized once per
+    surface, era, those keys and the user's has-perm decisions, and shared.
     """
     ctx: CallContext = req.ctx
     surface, version = req.surface, req.era.version

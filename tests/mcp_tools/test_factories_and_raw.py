@@ -136,10 +136,16 @@ def test_a_raw_tool_never_takes_a_call_context():
     find='cache_key=role_key if varies_by == "role" else varies_by,',
     replace='cache_key=role_key if varies_by in ("role", None) else varies_by,',
 )
+@mutation(
+    "mcp_tools/methods/tools.py",
+    find="                elif factory.cache_key is None:\n                    key = None\n",
+    replace="                elif factory.cache_key is None:\n                    pass\n",
+)
 def test_a_factory_that_declares_nothing_is_built_for_every_list(mcp_client):
     """A factory without ``varies_by`` may depend on anything (here the tenant's own values):
-    every ``tools/list`` builds its definition again. Mutation: an undeclared factory cached
-    as if it varied by role → the second list is served the first's definition → red."""
+    every ``tools/list`` builds its definition again. Mutations: an undeclared factory cached
+    as if it varied by role, or its page shared as if it declared a key → the second list is
+    served the first's definition → red."""
     client = mcp_client()
     controls.forget()
     client.list_tools()

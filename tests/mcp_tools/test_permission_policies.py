@@ -87,10 +87,17 @@ def test_has_perm_policies_filter_tools_list_and_refuse_calls(mcp_client: Any) -
     find="                    continue  # a has_perm policy this user does not meet\n",
     replace="                    pass\n",
 )
+@mutation(
+    "mcp_tools/methods/tools.py",
+    find='                    key.append((entry["name"], admitted))\n',
+    replace='                    key.append((entry["name"], True))\n',
+)
 @pytest.mark.django_db
 def test_a_group_permission_admits_and_the_list_is_filtered_per_user(mcp_client: Any) -> None:
     """Red if tools/list stopped asking the user's permissions (the role's surface lists
-    every tool its roles admit)."""
+    every tool its roles admit). Mutation: the completed page shared (``varies_by``'s page
+    cache) without the user's has_perm decisions in its key → the member's page, listing the
+    gated tool, is served to the other worker → red."""
     member, other = mcp_client("Worker"), mcp_client("Worker")
     group = Group.objects.create(name="auditors")
     group.permissions.add(
