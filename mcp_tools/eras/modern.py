@@ -17,9 +17,7 @@ from typing import Any, Final
 from django.http import HttpRequest
 from mcp.shared.inbound import (
     ERROR_CODE_HTTP_STATUS,
-    MCP_METHOD_HEADER,
     MCP_NAME_HEADER,
-    MCP_PROTOCOL_VERSION_HEADER,
     InboundLadderRejection,
     classify_inbound_request,
     decode_header_value,
@@ -45,16 +43,6 @@ from mcp_tools.tasks.store import TaskView
 
 ACCEPTED: Final = Reply(202, None)
 _NO_CAPABILITIES: Final[Mapping[str, Any]] = MappingProxyType({})
-
-
-def routing_headers(headers: Mapping[str, str]) -> dict[str, str]:
-    """The three routing headers, lower-cased names, as the SDK ladder expects them."""
-    found = {}
-    for name in (MCP_PROTOCOL_VERSION_HEADER, MCP_METHOD_HEADER, MCP_NAME_HEADER):
-        value = headers.get(name)
-        if value is not None:
-            found[name] = value
-    return found
 
 
 def task_extension_required() -> dict[str, Any]:
@@ -91,7 +79,9 @@ class Modern(Era):
             return rejection(None, refused) if refused is not None else ACCEPTED
         if message.kind == "response":
             return INVALID_BODY_REPLY  # 2026-07-28 clients never send responses
-        verdict = classify_inbound_request(message.raw, headers=routing_headers(headers))
+        # ``headers`` answers ``get`` by any spelling of a name (``RequestHeaders`` reads
+        # ``META``): the ladder reads its three lower-cased names from it, no copy per call.
+        verdict = classify_inbound_request(message.raw, headers=headers)
         if isinstance(verdict, InboundLadderRejection):
             return rejection(message.request_id, verdict)
         params = message.params or {}
@@ -100,7 +90,10 @@ class Modern(Era):
         declared = meta.get(CLIENT_CAPABILITIES_META_KEY)
         capabilities = declared if isinstance(declared, Mapping) else _NO_CAPABILITIES
         # A task keeps them in a jsonb column (mcp_tools.tasks.store): refused before any work.
-        unstorable = _jsonrpc.unstorable_values(capabilities, ("capabilities",))
+        # ``{}`` (what most clients declare) holds nothing to refuse: no walk for it.
+        unstorable = (
+            _jsonrpc.unstorable_values(capabilities, ("capabilities",)) if capabilities else []
+        )
         if unstorable:
             return replies.unstorable_reply(
                 message.request_id, "capabilities", unstorable, status=400

@@ -115,13 +115,19 @@ def _modern_meta(experimental: Any) -> dict[str, Any]:
     find="        if unstorable:\n",
     replace="        if False:\n",
 )
+@mutation(
+    "mcp_tools/eras/modern.py",
+    find='("capabilities",)) if capabilities else []',
+    replace='("capabilities",)) if not capabilities else []',
+)
 @pytest.mark.django_db(transaction=True)
 @pytest.mark.parametrize("poison", POISONS)
 def test_a_task_whose_client_capabilities_no_column_holds_is_refused(mcp_client, caplog, poison):
     """Guard: a 2026-07-28 ``tools/call`` run as a task keeps the client's declared capabilities
     in the task's row; capabilities holding a NUL, a lone surrogate or ``1e999`` are 400 -32602
     ``unstorable`` before any work. Mutation: serve it → the task row's jsonb write fails → a
-    500 → red."""
+    500 → red. Mutation: the shortcut that skips the walk for an empty declaration (the common
+    case, spared per call) taken for a non-empty one → the poison is stored → red."""
     client: McpClient = mcp_client("Owner")
     client.client = Client(raise_request_exception=False)
     params = {"name": "slow_compute", "arguments": {"seconds": 0.05}}
