@@ -19,6 +19,7 @@ from idempotency import IdempotencyScope, bound_fingerprint, fingerprint_bytes, 
 from mcp_tools.authoring.spec import IDEMPOTENCY_KEY_FIELD, ToolSpec
 from mcp_tools.call.context import CallContext
 from mcp_tools.exceptions import ToolError
+from mcp_tools.execution.results import PlainJSON
 
 if TYPE_CHECKING:
     from mcp_tools.contrib.drf.view import _DrfView
@@ -271,9 +272,12 @@ class RoutedOperation:
 
         def call(ctx: CallContext, validated: BaseModel) -> Any:
             answer = run(ctx, validated)
-            # A read's JSON object is its structured result, as the model the spec declares;
-            # a write's response goes to its unit.
-            return Payload.model_validate(answer) if read_only else answer
+            # A read's JSON object is its structured result, as the model the spec declares
+            # (plain JSON its adapter checked is one already); a write's response goes to
+            # its unit.
+            if not read_only or type(answer) is PlainJSON:
+                return answer
+            return Payload.model_validate(answer)
 
         call.__module__, call.__qualname__ = self._owner()
         return ToolSpec(
@@ -299,6 +303,7 @@ class RoutedOperation:
             a2a=False,
             icons=check_icons(self.where, icons),
             write_unit=None if read_only else self._write_unit(),
+            plain_results=read_only,
         )
 
     def register(self, registry: Any, **spec: Any) -> ToolSpec:
