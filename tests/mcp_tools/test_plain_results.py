@@ -12,15 +12,18 @@ from __future__ import annotations
 import dataclasses
 import json
 from decimal import Decimal
+from enum import IntEnum
 from typing import Any
 
 import pytest
 from pydantic import BaseModel
+from rest_framework.utils.serializer_helpers import ReturnDict, ReturnList
 
 from mcp_tools.authoring.registry import Registry
 from mcp_tools.authoring.spec import ToolSpec
 from mcp_tools.call.context import CallContext
 from mcp_tools.catalogue.surfaces import activated, build_catalogue
+from mcp_tools.contrib.drf.requests import plain_json
 from mcp_tools.exceptions import ToolError
 from mcp_tools.execution import results
 from mcp_tools.execution.results import PlainJSON
@@ -154,3 +157,26 @@ def test_over_mcp_the_structured_content_is_what_its_text_copy_says(mcp_client: 
     assert result["isError"] is False
     assert result["structuredContent"] == {"text": json.dumps(PAGE)}
     assert json.loads(result["content"][0]["text"]) == result["structuredContent"]
+
+
+@mutation(
+    "mcp_tools/contrib/drf/requests.py",
+    find="    if kind is dict or (kind is not list and isinstance(value, dict)):",
+    replace="    if kind is dict:",
+)
+@mutation(
+    "mcp_tools/contrib/drf/requests.py",
+    find="    return isinstance(value, str | int)  # bool is an int",
+    replace="    return False",
+)
+def test_the_plain_json_check_takes_subclasses_as_before() -> None:
+    """The exact-type fast path asks ``isinstance`` for the rest, as the check always did.
+    Mutation: only exact dicts, or no scalar subclass → DRF's ``ReturnDict`` page or an
+    ``IntEnum`` is rendered and parsed again (correct, but the cost this check saves) → red."""
+
+    class Size(IntEnum):
+        LARGE = 3
+
+    rows = ReturnList([ReturnDict({"size": Size.LARGE}, serializer=None)], serializer=None)
+    assert plain_json(ReturnDict({"results": rows}, serializer=None))
+    assert not plain_json(ReturnDict({"results": [Decimal("1")]}, serializer=None))

@@ -57,16 +57,29 @@ def take(validated: BaseModel) -> Any:
 def plain_json(value: Any) -> bool:
     """Whether ``value`` is already what JSON parsing gives back (dicts with string keys, lists,
     strings, finite numbers, booleans, ``None``): then rendering it to bytes and parsing them
-    again would hand back an equal value."""
-    if value is None or isinstance(value, str | bool | int):
+    again would hand back an equal value.
+
+    Every read's answer is walked here, so the exact types a view's data holds are asked
+    first (a set lookup, no call for a scalar) and ``isinstance`` only for the rest
+    (subclasses: DRF's ``ReturnDict``/``ReturnList``, an ``IntEnum``)."""
+    kind = type(value)
+    if kind in _SCALARS:
         return True
+    if kind is dict or (kind is not list and isinstance(value, dict)):
+        for key, item in value.items():
+            if type(key) is not str and not isinstance(key, str):
+                return False
+            if type(item) not in _SCALARS and not plain_json(item):
+                return False
+        return True
+    if kind is list or isinstance(value, list):
+        return all(type(item) in _SCALARS or plain_json(item) for item in value)
     if isinstance(value, float):
         return math.isfinite(value)
-    if isinstance(value, dict):
-        return all(isinstance(key, str) and plain_json(item) for key, item in value.items())
-    if isinstance(value, list):
-        return all(plain_json(item) for item in value)
-    return False
+    return isinstance(value, str | int)  # bool is an int
+
+
+_SCALARS: Final = frozenset({str, int, bool, type(None)})
 
 
 def structured(value: Any) -> dict[str, Any]:
