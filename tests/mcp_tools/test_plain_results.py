@@ -23,7 +23,7 @@ from mcp_tools.authoring.registry import Registry
 from mcp_tools.authoring.spec import ToolSpec
 from mcp_tools.call.context import CallContext
 from mcp_tools.catalogue.surfaces import activated, build_catalogue
-from mcp_tools.contrib.drf.requests import plain_json
+from mcp_tools.contrib.drf.requests import plain_json, read_answer
 from mcp_tools.exceptions import ToolError
 from mcp_tools.execution import results
 from mcp_tools.execution.results import PlainJSON
@@ -183,3 +183,22 @@ def test_the_plain_json_check_takes_subclasses_as_before() -> None:
     )
     assert plain_json(ReturnDict({"results": rows}, serializer=serializer))
     assert not plain_json(ReturnDict({"results": [Decimal("1")]}, serializer=serializer))
+
+
+@mutation(
+    "mcp_tools/contrib/drf/requests.py",
+    find="_PLAIN_DECODER: Final = json.JSONDecoder(parse_constant=_no_constant)",
+    replace="_PLAIN_DECODER: Final = json.JSONDecoder()",
+)
+def test_a_rendered_read_is_checked_plain_only_without_nan() -> None:
+    """A Ninja read's body is parsed JSON: plain, but for ``NaN``/``Infinity`` (Python's
+    parser takes them). Mutation: parse them too → a NaN reaches the structured result as
+    is (the model would have dumped it as ``null``; encoded, it is no JSON) → red."""
+    assert read_answer(b'{"count":1,"results":[{"a":"\\u2615"}]}') == {
+        "count": 1,
+        "results": [{"a": "☕"}],
+    }
+    assert type(read_answer(b'[{"a":1}]')) is PlainJSON
+    nan = read_answer(b'{"a":NaN}')
+    assert type(nan) is dict
+    assert type(read_answer(b"")) is dict

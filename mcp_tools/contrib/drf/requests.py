@@ -91,6 +91,26 @@ def structured(value: Any) -> dict[str, Any]:
     return {"results": value}
 
 
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+# What parsing gives back is plain JSON but for NaN and Infinity, which this one refuses.
+_PLAIN_DECODER: Final = json.JSONDecoder(parse_constant=_no_constant)
+
+
+def read_answer(content: bytes) -> dict[str, Any]:
+    """A rendered read's body as its structured result: checked plain JSON (``PlainJSON``)
+    when it parses as UTF-8 JSON without ``NaN``/``Infinity``; else what ``_json_of`` makes
+    of it, for the declared model to dump (a NaN as ``null``)."""
+    if content:
+        try:
+            return PlainJSON(structured(_PLAIN_DECODER.decode(content.decode())))
+        except ValueError:  # UnicodeDecodeError included
+            pass
+    return structured(_json_of(content))
+
+
 def _json_of(content: bytes) -> Any:
     if not content:
         return None
