@@ -184,6 +184,9 @@ class ToolSpec:
     # ``async def``: a declared non-blocking read, awaited on the event loop under the same
     # slot and deadline as a worker-thread tool (mcp_tools.execution.bounds.run_on_loop).
     on_loop: bool = False
+    # A read whose body may answer ``execution.results.PlainJSON`` (a routed operation's JSON,
+    # checked by its adapter): that answer is the structured result as is.
+    plain_results: bool = False
 
     def error_codes(self) -> tuple[tuple[str, str], ...]:
         """Every code a call of this tool can answer with: the framework's, then its own."""

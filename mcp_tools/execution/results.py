@@ -87,6 +87,14 @@ def invoke(spec: ToolSpec, ctx: CallContext, validated: BaseModel) -> Any:
     return spec.fn(ctx, **{name: getattr(validated, name) for name in spec.param_names})
 
 
+class PlainJSON(dict[str, Any]):
+    """A read's answer its adapter has checked to be plain JSON (``contrib.drf.plain_json``):
+    with ``ToolSpec.plain_results`` it is the structured result as is, not validated into the
+    declared model and dumped back (which would hand back an equal dict)."""
+
+    __slots__ = ()
+
+
 def model_payload(spec: ToolSpec, value: Any) -> dict[str, Any]:
     """The declared model's JSON; anything else (a dict that happens to fit included) is the
     tool error ``Tool.ResultNotModel``, raised inside a write's unit so the write rolls back.
@@ -111,6 +119,8 @@ def model_payload(spec: ToolSpec, value: Any) -> dict[str, Any]:
 def success_result(spec: ToolSpec, value: Any) -> dict[str, Any]:
     """Shape a read tool's return value into a ``CallToolResult``."""
     if spec.result_kind == "model":
+        if spec.plain_results and type(value) is PlainJSON:
+            return structured_result(value)  # checked by its adapter: no model to dump
         return structured_result(model_payload(spec, value))
     if spec.result_kind == "text":
         return {"content": [{"type": "text", "text": str(value)}], "isError": False}
@@ -124,11 +134,12 @@ def success_result(spec: ToolSpec, value: Any) -> dict[str, Any]:
 
 
 def structured_result(payload: dict[str, Any]) -> dict[str, Any]:
-    # The text copy is for clients that ignore structuredContent (spec SHOULD).
-    text = _jsonrpc.dumps(payload).decode()
+    # The text copy is for clients that ignore structuredContent (spec SHOULD); the payload
+    # is encoded once, for it and for the response (``_jsonrpc.result_bytes`` splices it).
+    structured = _jsonrpc.encoded(payload)
     return {
-        "content": [{"type": "text", "text": text}],
-        "structuredContent": payload,
+        "content": [{"type": "text", "text": structured.encoded.decode()}],
+        "structuredContent": structured,
         "isError": False,
     }
 

@@ -33,8 +33,8 @@ from mcp_tools.contrib.drf.requests import (
     _json_of,
     _query_value,
     caller_request,
+    read_answer,
     share,
-    structured,
     take,
 )
 from mcp_tools.contrib.drf.requests import _RouteUnit as DrfRouteUnit
@@ -300,7 +300,7 @@ class _NinjaOperation(RoutedOperation):
             response = view(request, **kwargs)
         if response.status_code >= 400:
             raise refusal(response)
-        return response if not self.read_only else structured(_json_of(response.content))
+        return response if not self.read_only else read_answer(response.content)
 
 
 def refusal(response: Any) -> Exception:

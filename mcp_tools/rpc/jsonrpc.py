@@ -150,10 +150,38 @@ def _dumps(value: Any) -> bytes:
     return _ENCODER.encode(value).encode()
 
 
+class Encoded(dict[str, Any]):
+    """A JSON object that carries its own encoding (``dumps`` of it, made once by its
+    producer): a response holding it under ``structuredContent`` splices these bytes in
+    instead of walking and encoding the object again. Never mutated once built: the bytes
+    are the object's."""
+
+    __slots__ = ("encoded",)
+
+    def __init__(self, value: dict[str, Any], encoded: bytes) -> None:
+        super().__init__(value)
+        self.encoded = encoded
+
+
+def encoded(value: dict[str, Any]) -> Encoded:
+    """``value`` with its encoding (``dumps``) attached."""
+    return Encoded(value, _dumps(value))
+
+
 def result_bytes(request_id: Any, result: dict[str, Any] | bytes) -> bytes:
-    """A success response; ``result`` may already be serialized (prepared surfaces)."""
-    encoded = result if isinstance(result, bytes) else _dumps(result)
-    return b'{"jsonrpc":"2.0","id":' + _dumps(request_id) + b',"result":' + encoded + b"}"
+    """A success response; ``result`` may already be serialized (prepared surfaces), or hold
+    its ``structuredContent`` already encoded (``Encoded``: spliced in, not encoded again)."""
+    if isinstance(result, bytes):
+        body = result
+    else:
+        structured = result.get("structuredContent")
+        if type(structured) is Encoded:
+            rest = _dumps({k: v for k, v in result.items() if k != "structuredContent"})
+            comma = b"," if len(rest) > 2 else b""
+            body = rest[:-1] + comma + b'"structuredContent":' + structured.encoded + b"}"
+        else:
+            body = _dumps(result)
+    return b'{"jsonrpc":"2.0","id":' + _dumps(request_id) + b',"result":' + body + b"}"
 
 
 def error_bytes(request_id: Any, code: int, message: str, data: Any = None) -> bytes:

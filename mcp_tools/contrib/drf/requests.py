@@ -19,6 +19,7 @@ from idempotency import IdempotencyScope, bound_fingerprint, fingerprint_bytes, 
 from mcp_tools.authoring.spec import IDEMPOTENCY_KEY_FIELD, ToolSpec
 from mcp_tools.call.context import CallContext
 from mcp_tools.exceptions import ToolError
+from mcp_tools.execution.results import PlainJSON
 
 if TYPE_CHECKING:
     from mcp_tools.contrib.drf.view import _DrfView
@@ -56,16 +57,29 @@ def take(validated: BaseModel) -> Any:
 def plain_json(value: Any) -> bool:
     """Whether ``value`` is already what JSON parsing gives back (dicts with string keys, lists,
     strings, finite numbers, booleans, ``None``): then rendering it to bytes and parsing them
-    again would hand back an equal value."""
-    if value is None or isinstance(value, str | bool | int):
+    again would hand back an equal value.
+
+    Every read's answer is walked here, so the exact types a view's data holds are asked
+    first (a set lookup, no call for a scalar) and ``isinstance`` only for the rest
+    (subclasses: DRF's ``ReturnDict``/``ReturnList``, an ``IntEnum``)."""
+    kind = type(value)
+    if kind in _SCALARS:
         return True
+    if kind is dict or (kind is not list and isinstance(value, dict)):
+        for key, item in value.items():
+            if type(key) is not str and not isinstance(key, str):
+                return False
+            if type(item) not in _SCALARS and not plain_json(item):
+                return False
+        return True
+    if kind is list or isinstance(value, list):
+        return all(type(item) in _SCALARS or plain_json(item) for item in value)
     if isinstance(value, float):
         return math.isfinite(value)
-    if isinstance(value, dict):
-        return all(isinstance(key, str) and plain_json(item) for key, item in value.items())
-    if isinstance(value, list):
-        return all(plain_json(item) for item in value)
-    return False
+    return isinstance(value, str | int)  # bool is an int
+
+
+_SCALARS: Final = frozenset({str, int, bool, type(None)})
 
 
 def structured(value: Any) -> dict[str, Any]:
@@ -75,6 +89,26 @@ def structured(value: Any) -> dict[str, Any]:
     if value is None:
         return {}
     return {"results": value}
+
+
+def _no_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not JSON")
+
+
+# What parsing gives back is plain JSON but for NaN and Infinity, which this one refuses.
+_PLAIN_DECODER: Final = json.JSONDecoder(parse_constant=_no_constant)
+
+
+def read_answer(content: bytes) -> dict[str, Any]:
+    """A rendered read's body as its structured result: checked plain JSON (``PlainJSON``)
+    when it parses as UTF-8 JSON without ``NaN``/``Infinity``; else what ``_json_of`` makes
+    of it, for the declared model to dump (a NaN as ``null``)."""
+    if content:
+        try:
+            return PlainJSON(structured(_PLAIN_DECODER.decode(content.decode())))
+        except ValueError:  # UnicodeDecodeError included
+            pass
+    return structured(_json_of(content))
 
 
 def _json_of(content: bytes) -> Any:
@@ -271,9 +305,12 @@ class RoutedOperation:
 
         def call(ctx: CallContext, validated: BaseModel) -> Any:
             answer = run(ctx, validated)
-            # A read's JSON object is its structured result, as the model the spec declares;
-            # a write's response goes to its unit.
-            return Payload.model_validate(answer) if read_only else answer
+            # A read's JSON object is its structured result, as the model the spec declares
+            # (plain JSON its adapter checked is one already); a write's response goes to
+            # its unit.
+            if not read_only or type(answer) is PlainJSON:
+                return answer
+            return Payload.model_validate(answer)
 
         call.__module__, call.__qualname__ = self._owner()
         return ToolSpec(
@@ -299,6 +336,7 @@ class RoutedOperation:
             a2a=False,
             icons=check_icons(self.where, icons),
             write_unit=None if read_only else self._write_unit(),
+            plain_results=read_only,
         )
 
     def register(self, registry: Any, **spec: Any) -> ToolSpec:

@@ -39,6 +39,7 @@ from mcp_tools.contrib.drf.schemas import (
     _output_object,
     _parameter_field,
 )
+from mcp_tools.execution.results import PlainJSON
 
 VIEWSET_ACTIONS: Final = {
     "list": "get",
@@ -394,7 +395,7 @@ class _DrfView(RoutedOperation):
             # data it must convert: a Decimal, a datetime) is rendered as over REST.
             renderer = getattr(response, "accepted_renderer", None)
             if type(renderer) is self.json_renderer and plain_json(data):
-                return structured(data)
+                return PlainJSON(structured(data))  # checked: the result as is
         render = getattr(response, "render", None)
         if callable(render):
             response = render()
