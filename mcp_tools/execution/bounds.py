@@ -25,6 +25,7 @@ from asgiref.sync import ThreadSensitiveContext
 from django.db import close_old_connections, connections
 
 from mcp_tools import conf, observability
+from mcp_tools.call import handover
 from mcp_tools.codes import OVERLOADED, TIMED_OUT
 from tenancy.process import ProcessObject
 
@@ -248,11 +249,13 @@ class _InThread(_Place[T]):
         # costs about 40 % less CPU). Shielded, it is never cancelled, so the worker's result
         # always lands.
         done: asyncio.Future[tuple[Any, BaseException | None]] = loop.create_future()
+        lent = handover.lent()
 
         def in_thread() -> None:
             value: Any = None
             error: BaseException | None = None
             try:
+                handover.take(lent)  # the request's connection, when it lent one
                 value = work()
             except BaseException as exc:
                 error = exc

@@ -30,6 +30,7 @@ from django.http import HttpRequest, HttpResponseBase
 from django.urls import ResolverMatch
 
 from mcp_tools import conf
+from mcp_tools.call import handover
 from mcp_tools.serving.middleware import (
     SCOPE_KEY,
     refusal,
@@ -173,20 +174,21 @@ class SyncMiddlewareASGIHandler(ASGIHandler):
 
     def make_view_atomic(self, view: Any) -> Any:
         """Django's hook, run in the request's thread right before the view: before an async
-        view (``/mcp``), hand this thread's database connections back to the pool.
+        view (``/mcp``), lend this thread's database connections to the call's tool, or hand
+        them back to the pool.
 
         The async view runs on the event loop while this thread waits, and a tool runs in a
-        worker thread with a connection of its own; the one the token check used would sit
-        idle, checked out, for the whole call. Under load that left the pool (psycopg's
-        ``max_size``) to waiting request threads and tools waited seconds for a
-        connection (bench/mcp_load.py). Async views never run inside ``ATOMIC_REQUESTS``
-        (Django refuses), so no transaction is open here.
+        worker thread; the connection the token check used would sit idle for the whole call.
+        Pooled, it goes back to the pool: kept, under load it left the pool (psycopg's
+        ``max_size``) to waiting request threads and tools waited seconds for a connection
+        (bench/mcp_load.py). Unpooled, closing it and opening another in the worker cost a
+        second connection per call, so the worker takes this one (``mcp_tools.call.handover``).
+        Async views never run inside ``ATOMIC_REQUESTS`` (Django refuses), so no transaction
+        is open here.
         """
         wrapped = super().make_view_atomic(view)
         if iscoroutinefunction(wrapped):
-            for connection in connections.all(initialized_only=True):
-                if not connection.in_atomic_block:
-                    connection.close()
+            handover.lend()
         return wrapped
 
     def resolve_request(self, request: HttpRequest) -> ResolverMatch:
@@ -208,6 +210,7 @@ class SyncMiddlewareASGIHandler(ASGIHandler):
         try:
             return self.get_response(request)
         finally:
+            handover.reclaim()
             close_old_connections()
 
 
