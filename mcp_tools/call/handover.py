@@ -6,10 +6,11 @@ which has connections of its own. Without a pool, under Django's default ``CONN_
 that was two PostgreSQL connections opened and closed per call where the same operation's REST
 view opens one, about 1.3 M instructions more a call (``bench/instr_bench.py``), and one more
 server process started for each. So before an async view the request thread *lends* its open,
-idle connections (:func:`lend`); the worker thread that runs the call's tool *takes* them
-(:func:`take`) when it has none open of its own, uses them as its own and closes them under
-the usual rules at the end of the call (``close_old_connections``: ``CONN_MAX_AGE``, broken
-ones); what no worker took, the request thread takes back after the view (:func:`reclaim`).
+idle connections (:func:`lend`); the worker thread that runs the call's tool (in
+``mcp_tools.execution.bounds``) *adopts* them when it has none open of its own
+(:func:`adopt`), uses them as its own and closes them under the usual rules at the end of the
+call (``close_old_connections``: ``CONN_MAX_AGE``, broken ones); what no worker took, the
+request thread takes back after the view (:func:`reclaim`).
 
 Each connection has one owner at a time: a lent connection is out of the request thread's
 hands until it is taken back (that thread connects anew if it needs the database meanwhile),
@@ -29,7 +30,9 @@ from typing import Any
 
 from django.db import connections
 
-_LENT: ContextVar[dict[str, Any] | None] = ContextVar("mcp_tools_lent_connections", default=None)
+# What the request lent, by alias; read where the call starts (a worker thread does not run in
+# the request's context), taken with ``dict.pop`` (one taker gets each connection).
+LENT: ContextVar[dict[str, Any] | None] = ContextVar("mcp_tools_lent_connections", default=None)
 
 
 def _lendable(connection: Any) -> bool:
@@ -54,50 +57,36 @@ def lend() -> None:
         else:
             connection.close()
     if lent:
-        _LENT.set(lent)
-
-
-def lent() -> dict[str, Any] | None:
-    """The connections this request lent, read where the call starts (the worker thread does
-    not run in the request's context)."""
-    return _LENT.get()
-
-
-def take(lent: dict[str, Any] | None) -> None:
-    """Worker thread, before the tool: make each lent connection this thread's own, unless it
-    has that alias's connection open already (a persistent one, ``CONN_MAX_AGE > 0``)."""
-    if not lent:
-        return
-    open_here = {c.alias for c in connections.all(initialized_only=True) if c.connection}
-    for alias in list(lent):
-        if alias in open_here:
-            continue
-        connection = lent.pop(alias, None)
-        if connection is not None:
-            _own(alias, connection)
+        LENT.set(lent)
 
 
 def reclaim() -> None:
     """Request thread, after the view: take back what no worker took (a connection opened here
     meanwhile stays, and the lent one is closed)."""
-    lent = _LENT.get()
-    if lent is None:
+    lent = LENT.get()
+    if lent is not None:
+        LENT.set(None)
+        adopt(lent, close_if_open=True)
+
+
+def adopt(lent: dict[str, Any] | None, *, close_if_open: bool) -> None:
+    """Make each lent connection this thread's own; where this thread has that alias's
+    connection open already, leave it lent (a worker with a persistent connection of its own)
+    or, ``close_if_open``, close it (the request thread, after the view)."""
+    if not lent:
         return
-    _LENT.set(None)
     open_here = {c.alias for c in connections.all(initialized_only=True) if c.connection}
     for alias in list(lent):
+        if alias in open_here and not close_if_open:
+            continue
         connection = lent.pop(alias, None)
         if connection is None:
             continue
         if alias in open_here:
             connection.close()
-        else:
-            _own(alias, connection)
-
-
-def _own(alias: str, connection: Any) -> None:
-    # Django lets a connection be used only by the thread that made it (its ``_thread_ident``;
-    # ``inc_thread_sharing`` would let every thread use it instead). The lending thread no
-    # longer holds it, so it is re-made this thread's.
-    connection._thread_ident = threading.get_ident()
-    connections[alias] = connection
+            continue
+        # Django lets a connection be used only by the thread that made it (its
+        # ``_thread_ident``; ``inc_thread_sharing`` would let every thread use it instead). The
+        # lending thread no longer holds it, so it is re-made this thread's.
+        connection._thread_ident = threading.get_ident()
+        connections[alias] = connection

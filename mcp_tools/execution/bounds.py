@@ -249,13 +249,14 @@ class _InThread(_Place[T]):
         # costs about 40 % less CPU). Shielded, it is never cancelled, so the worker's result
         # always lands.
         done: asyncio.Future[tuple[Any, BaseException | None]] = loop.create_future()
-        lent = handover.lent()
+        lent = handover.LENT.get()
 
         def in_thread() -> None:
             value: Any = None
             error: BaseException | None = None
             try:
-                handover.take(lent)  # the request's connection, when it lent one
+                if lent:  # the request's connection
+                    handover.adopt(lent, close_if_open=False)
                 value = work()
             except BaseException as exc:
                 error = exc

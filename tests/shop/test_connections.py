@@ -123,8 +123,8 @@ def opened_per_call(served: ServedShop, url: str, call: Any) -> float:
 
 @mutation(
     "mcp_tools/execution/bounds.py",
-    find="                handover.take(lent)  # the request's connection, when it lent one\n",
-    replace="",
+    find="                    handover.adopt(lent, close_if_open=False)\n",
+    replace="                    pass\n",
 )
 def test_a_tool_call_opens_one_connection_as_the_rest_view_does(served: ServedShop) -> None:
     """Under ``CONN_MAX_AGE = 0`` each request opens one connection, the REST view's and the
@@ -150,8 +150,8 @@ def test_a_tool_call_opens_one_connection_as_the_rest_view_does(served: ServedSh
 
 @mutation(
     "mcp_tools/call/handover.py",
-    find="        if alias in open_here:\n            connection.close()\n        else:\n",
-    replace="        if True:\n            connection.close()\n        else:\n",
+    find="        adopt(lent, close_if_open=True)",
+    replace="        [connection.close() for connection in lent.values()]",
 )
 @mutation(
     "mcp_tools/call/handover.py",
