@@ -69,12 +69,10 @@ def reclaim() -> None:
         adopt(lent, close_if_open=True)
 
 
-def adopt(lent: dict[str, Any] | None, *, close_if_open: bool) -> None:
+def adopt(lent: dict[str, Any], *, close_if_open: bool) -> None:
     """Make each lent connection this thread's own; where this thread has that alias's
     connection open already, leave it lent (a worker with a persistent connection of its own)
     or, ``close_if_open``, close it (the request thread, after the view)."""
-    if not lent:
-        return
     open_here = {c.alias for c in connections.all(initialized_only=True) if c.connection}
     for alias in list(lent):
         if alias in open_here and not close_if_open:

@@ -22,6 +22,7 @@ import httpx
 import psycopg
 import pytest
 
+from tests.existing.harness import rpc
 from tests.mutations import mutation
 from tests.project_harness import postgres_database
 from tests.shop.harness import Shop, copy_project, owners_with_tokens, shop_env
@@ -45,7 +46,6 @@ class ServedShop:
     # One connection for reading the count, open throughout (its own session is counted once,
     # before the first read).
     stats: psycopg.Connection[Any]
-    ids: Iterator[int]
 
     def sessions(self) -> int:
         """Sessions established to the shop's database so far, once the count stops moving
@@ -62,26 +62,11 @@ class ServedShop:
             time.sleep(0.1)
         return int(last)
 
-    def call(self, url: str, tool: str, arguments: dict[str, Any]) -> dict[str, Any]:
-        reply = httpx.post(
-            f"{url}/mcp",
-            json={
-                "jsonrpc": "2.0",
-                "id": next(self.ids),
-                "method": "tools/call",
-                "params": {"name": tool, "arguments": arguments},
-            },
-            headers={
-                "Authorization": f"Bearer {self.token}",
-                "Accept": "application/json, text/event-stream",
-                "MCP-Protocol-Version": "2025-11-25",
-            },
-            timeout=30,
-        )
+    def call(self, url: str, tool: str, arguments: dict[str, Any]) -> None:
+        reply = rpc(url, self.token, "tools/call", {"name": tool, "arguments": arguments})
         assert reply.status_code == 200, reply.text
-        result: dict[str, Any] = reply.json()["result"]
+        result = reply.json()["result"]
         assert result["isError"] is False, json.dumps(result)
-        return result
 
     def rest(self, url: str) -> None:
         reply = httpx.get(
@@ -108,7 +93,7 @@ def served(tmp_path_factory: Any) -> Iterator[ServedShop]:
             stats.execute("SELECT 1")
             time.sleep(1.1)  # a backend reports its statistics when idle, at most once a second
             stats.execute("SELECT 1")
-            yield ServedShop(shop, token, stats, itertools.count(1))
+            yield ServedShop(shop, token, stats)
     finally:
         database.__exit__(None, None, None)
 
