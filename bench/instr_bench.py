@@ -2,6 +2,7 @@
 
     .venv/bin/python bench/instr_bench.py [--calls 200] [--repeat 2] [--no-peers]
                                           [--kinds KIND ...] [--record-baseline] [--smoke]
+                                          [--threads]
 
 Timings on a shared VM move 10–30 % between bursts; the number of instructions a process
 executes for the same code and inputs does not. Each kind runs in a process of its own under
@@ -27,12 +28,20 @@ The kinds (each answers the same token, counted by the same rate count):
 - the shop's two doors (``tests/shop``'s storefront, ``bench/shop_bench_settings.py``): its
   ``ModelViewSet``'s ``list`` and ``create`` (``GET``/``POST /api/v1/shop/products/``) and
   their ``drf_tool`` tools ``shop_search_products`` and ``shop_create_product``;
+- ``dsm-2025`` / ``dsm-2026``: the same tool on django-stateless-mcp, mounted in the same
+  project behind the same authentication and rate count (``bench/mcp_bench.py``'s);
 - the peers in process: ``mcpz-2025`` / ``mcpz-2026``, django-mcpz 1.2 (in its venv,
   ``bench/peers/``), the same tool behind the same authentication and rate count.
 
 Each kind runs ``--repeat`` times (default 2): the table gives the median and the spread
 between runs (the measure is deterministic to that spread). Ratios are to ``bare+rate``, and
 for a door's MCP side to its REST twin.
+
+``--threads`` also splits each kind's count by thread (callgrind's ``--separate-threads``, a
+child per kind, the threads named from the order they started): the event loop (the ASGI
+handler, ``/mcp``'s async view and envelope), the request thread (the middleware chain, a REST
+view), a sync tool's worker, asgiref's thread (Django's ``request_started``/``finished``) and
+the call audit's writer; under an MCP kind, its difference from its REST twin, thread by thread.
 
 ``--smoke`` (run by ``./scripts/test``, tests/test_bench_smoke.py) is the gate: it counts
 ``mcp-2025`` and ``mcp-2026`` with the baseline's own number of calls and fails (exit 1,
@@ -60,7 +69,7 @@ from contextlib import ExitStack
 from dataclasses import dataclass
 from importlib import metadata
 from pathlib import Path
-from typing import Any
+from typing import Any, Final
 from zoneinfo import ZoneInfo
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -182,6 +191,8 @@ KINDS: dict[str, Kind] = {
     "mcp-2025": Kind(_bench_kind("mcp-2025"), twin="bare+rate"),
     "mcp-2026": Kind(_bench_kind("mcp-2026"), twin="bare+rate"),
     "tools/list": Kind(_bench_kind("list")),
+    "dsm-2025": Kind(_bench_kind("dsm-2025")),
+    "dsm-2026": Kind(_bench_kind("dsm-2026")),
     "farm-list rest": Kind(_farm_list_rest),
     "farm-list mcp": Kind(_farm_list_mcp, twin="farm-list rest"),
     "farm-record rest": Kind(_farm_record_rest),
@@ -211,8 +222,12 @@ Segment = tuple[str, list[Request], list[Request]]  # (kind, uncounted warm-up, 
 class Runner:
     """Runs the child (bench/instr_child.py) on segments of kinds, under callgrind or not."""
 
-    def __init__(self, work: Path, env: dict[str, str], groups: dict[str, Group]):
+    def __init__(
+        self, work: Path, env: dict[str, str], groups: dict[str, Group], *, threads: bool = False
+    ):
         self.work, self.env, self.groups = work, env, groups
+        self.threads = threads  # count each thread apart (one segment per child)
+        self.by_thread: dict[str, dict[str, int]] = {}  # kind → thread role → instructions
         self.probe = work / "instr_probe.so"
         (work / "instr_probe.c").write_text(PROBE_C)
         subprocess.run(
@@ -238,11 +253,16 @@ class Runner:
             str(spec),
             str(out),
         ]
+        per_thread = counted and self.threads
+        if per_thread:
+            assert len(segments) == 1, "callgrind dumps a thread's counts apart only at its end"
+            env["INSTR_THREADS"] = "1"
         if counted:
             env["INSTR_PROBE"] = str(self.probe)
             command = [
                 "valgrind", "--tool=callgrind", "--instr-atstart=no",
-                f"--callgrind-out-file={cg_out}", "--dump-line=no", *command,
+                f"--callgrind-out-file={cg_out}", "--dump-line=no",
+                *(["--separate-threads=yes"] if per_thread else []), *command,
             ]  # fmt: skip
         done = subprocess.run(command, cwd=ROOT, env=env, capture_output=True, text=True)
         kinds = [kind for kind, _, _ in segments]
@@ -257,8 +277,16 @@ class Runner:
             bad = [answer for answer in answers if not _answer_ok(kind, *answer)]
             if bad:
                 raise RuntimeError(f"{kind}: {len(bad)} of {len(answers)} calls failed: {bad[0]}")
-            # Each segment's stop dumps its counts: callgrind numbers the files from 1.
-            count = _instructions(Path(f"{cg_out}.{number}")) if counted else 0
+            if per_thread:
+                events = json.loads(Path(f"{out}.threads").read_text())
+                counts = _by_thread(cg_out, events)
+                mine = self.by_thread.setdefault(kind, {})
+                for role, counted_here in counts.items():
+                    mine[role] = mine.get(role, 0) + counted_here
+                count = sum(counts.values())
+            else:
+                # Each segment's stop dumps its counts: callgrind numbers the files from 1.
+                count = _instructions(Path(f"{cg_out}.{number}")) if counted else 0
             results.append((count, [(status, text) for status, text in answers]))
         return results
 
@@ -269,6 +297,48 @@ def _instructions(path: Path) -> int:
     if found is None:
         raise RuntimeError(f"no instruction total in {path}")
     return int(found.group(1))
+
+
+# The threads of a call, by name (``--threads``): what each does for it.
+THREAD_ROLES: Final = (
+    ("MainThread", "event loop"),  # the ASGI handler, an async view (/mcp), its envelope
+    ("request", "request thread"),  # the middleware chain; a REST view (serving.asgi)
+    ("mcp-tool", "tool worker"),  # a sync tool (execution.bounds)
+    # asgiref's thread-sensitive executor: Django's request_started/finished signals under
+    # serving.asgi; the whole request under Django's stock handler (django-mcpz).
+    ("ThreadPoolExecutor", "asgiref thread"),
+    ("mcp-audit-writer", "audit writer"),  # the call record (observability.audit)
+)
+
+
+def _role(name: str) -> str:
+    return next((role for prefix, role in THREAD_ROLES if name.startswith(prefix)), name)
+
+
+def _by_thread(cg_out: Path, events: list[list[str]]) -> dict[str, int]:
+    """Instructions by thread role, from callgrind's per-thread files (``-NN``, NN its number
+    for a thread: the lowest no running thread holds when it starts, replayed from ``events``).
+
+    The main thread's counts are dumped when the segment stops, the others' when the process
+    ends; instrumentation is off outside the segment, so each file holds only the segment's.
+    A number that passed from an ended thread to a new one is named after the new one: the
+    threads that end (the start-up checks' helper) end before the segment starts."""
+    names: dict[int, str] = {}
+    running: dict[str, list[int]] = {}
+    for event, name in events:
+        if event == "start":
+            taken = {number for numbers in running.values() for number in numbers}
+            number = next(n for n in range(1, len(events) + 2) if n not in taken)
+            running.setdefault(name, []).append(number)
+            names[number] = name  # a number's last holder: the one counted (see the docstring)
+        elif running.get(name):
+            running[name].pop(0)
+    counts: dict[str, int] = {}
+    for path in cg_out.parent.glob(f"{cg_out.name}*-*"):
+        number = int(path.name.rsplit("-", 1)[1])
+        role = _role(names.get(number, f"thread {number}"))
+        counts[role] = counts.get(role, 0) + _instructions(path)
+    return counts
 
 
 def segment(ctx: Context, kind: str, calls: int, warmup: int) -> Segment:
@@ -292,7 +362,10 @@ def measure(
         mine = [kind for kind in kinds if KINDS[kind].group == group]
         if mine:
             segments = [segment(ctx, kind, calls, warmup) for kind in mine]
-            for kind, (count, _) in zip(mine, runner.run(segments, group=group), strict=True):
+            # Per thread, a child per kind: callgrind dumps threads but the main one at exit.
+            runs = [[one] for one in segments] if runner.threads else [segments]
+            counted = [result for run in runs for result in runner.run(run, group=group)]
+            for kind, (count, _) in zip(mine, counted, strict=True):
                 figures[kind] = count / calls
     return figures
 
@@ -356,6 +429,11 @@ def main() -> None:
     parser.add_argument(
         "--record-baseline", action="store_true", help=f"write {BASELINE.name} from this run"
     )
+    parser.add_argument(
+        "--threads",
+        action="store_true",
+        help="also split each kind's count by thread (event loop, request thread, tool worker…)",
+    )
     add_smoke_option(parser)
     options = parser.parse_args()
     baseline = json.loads(BASELINE.read_text()) if BASELINE.exists() else None
@@ -397,7 +475,7 @@ def main() -> None:
             app = "bench.peers.project.asgi:application"
             groups["mcpz"] = (python, {**peer_env, "INSTR_APP": app})
         print(f"seeded ({time.monotonic() - started:.0f} s)", file=sys.stderr)
-        runner = Runner(work, env, groups)
+        runner = Runner(work, env, groups, threads=options.threads)
         ctx = Context(tokens, 0, farm_day(), "")
         ctx = Context(tokens, _flock(runner, ctx), farm_day(), "")
         for repeat in range(options.repeat):
@@ -413,12 +491,44 @@ def main() -> None:
             if options.smoke and baseline is not None and within(figures, baseline):
                 break
     report(figures, options.calls, options.warmup)
+    if options.threads:
+        report_threads(runner.by_thread, options.calls * options.repeat)
     if options.record_baseline:
         record(figures, options.calls, options.warmup)
     if options.smoke:
         assert baseline is not None
         gate(figures, baseline)
         smoke_done()
+
+
+def report_threads(by_thread: dict[str, dict[str, int]], calls: int) -> None:
+    """Each kind's instructions per call by thread role (millions), and an MCP kind's
+    difference from its REST twin: where the two doors' costs part."""
+    # Threads that counted nothing (a connection pool's idle workers) are left out.
+    seen = {role for counts in by_thread.values() for role, count in counts.items() if count}
+    roles = [role for _, role in THREAD_ROLES if role in seen] + sorted(
+        seen - {role for _, role in THREAD_ROLES}
+    )
+    print("\nby thread, millions of instructions per call (sum of all runs / calls)")
+    columns = [(role, max(len(role), 10) + 2) for role in roles]
+    heads = "".join(f"{role:>{width}}" for role, width in columns)
+    print(f"{'kind':<24}{heads}{'total':>10}")
+
+    def row(label: str, values: dict[str, float]) -> None:
+        cells = "".join(f"{values.get(role, 0.0):>{width}.3f}" for role, width in columns)
+        print(f"{label:<24}{cells}{sum(values.values()):>10.3f}")
+
+    per_call = {
+        kind: {role: count / calls / 1e6 for role, count in counts.items()}
+        for kind, counts in by_thread.items()
+    }
+    for kind, values in per_call.items():
+        row(kind, values)
+        twin = KINDS[kind].twin
+        if twin is not None and twin in per_call:
+            rest = per_call[twin]
+            apart = {role: values.get(role, 0.0) - rest.get(role, 0.0) for role in roles}
+            row(f"  minus {twin}", apart)
 
 
 def report(figures: dict[str, list[float]], calls: int, warmup: int) -> None:

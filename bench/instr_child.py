@@ -11,7 +11,9 @@ application (``module:attribute``), ``INSTR_PROBE`` the shared library whose ``i
 (``CALLGRIND_STOP_INSTRUMENTATION``, dump the counts: one numbered file per segment) are
 callgrind's client requests; without ``INSTR_PROBE``, or outside valgrind, nothing is counted
 and the calls just run. ``OUT.json``: per segment, every answer's status and the start of its
-body, for the parent to check (outside the counted region).
+body, for the parent to check (outside the counted region). With ``INSTR_THREADS`` set,
+``OUT.json.threads`` lists when each of the process's threads started and ended, from which the
+parent names callgrind's numbered threads (``--separate-threads=yes``, ``instr_bench --threads``).
 
 Standard library only at import: it runs in the peers' venvs too (``bench/peers/venvs.py``).
 """
@@ -25,6 +27,7 @@ import importlib
 import json
 import os
 import sys
+import threading
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
@@ -109,12 +112,40 @@ class _NoProbe:
         pass
 
 
+def _record_threads() -> list[list[str]]:
+    """``["start" | "end", name]`` of every thread from now on, in order (under a lock, so two
+    threads starting threads at once cannot swap theirs): callgrind numbers a new thread with
+    the lowest number no running thread holds, and the parent replays these to name them."""
+    events = [["start", threading.current_thread().name]]
+    lock = threading.Lock()
+    start, body = threading.Thread.start, threading.Thread._bootstrap_inner  # type: ignore[attr-defined]
+
+    def started(thread: threading.Thread) -> None:
+        with lock:
+            start(thread)
+            events.append(["start", thread.name])
+
+    def ran(thread: threading.Thread) -> None:
+        try:
+            body(thread)
+        finally:
+            with lock:
+                events.append(["end", thread.name])
+
+    threading.Thread.start = started  # type: ignore[method-assign,assignment]
+    threading.Thread._bootstrap_inner = ran  # type: ignore[attr-defined]
+    return events
+
+
 def run() -> None:
     spec_path, out_path = sys.argv[1], sys.argv[2]
     spec = json.loads(Path(spec_path).read_text())
+    threads = _record_threads() if os.environ.get("INSTR_THREADS") else None
     module, _, attribute = os.environ["INSTR_APP"].partition(":")
     app = getattr(importlib.import_module(module), attribute)
     library = os.environ.get("INSTR_PROBE")
     probe = ctypes.CDLL(library) if library else _NoProbe()
     answers = asyncio.run(_drive(app, spec, probe))
     Path(out_path).write_text(json.dumps(answers))
+    if threads is not None:
+        Path(f"{out_path}.threads").write_text(json.dumps(threads))
