@@ -108,6 +108,22 @@ def postgres_database(prefix: str) -> Iterator[str]:
             connection.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
 
 
+@contextmanager
+def postgres_database_or_skip(prefix: str) -> Iterator[str]:
+    """``postgres_database``, the test skipped when the run has no PostgreSQL server."""
+    database = postgres_database(prefix)
+    try:
+        url = database.__enter__()
+    except LookupError as missing:
+        import pytest
+
+        pytest.skip(str(missing))
+    try:
+        yield url
+    finally:
+        database.__exit__(None, None, None)
+
+
 def free_port() -> int:
     with socket.socket() as sock:
         sock.bind(("127.0.0.1", 0))

@@ -24,7 +24,7 @@ import pytest
 
 from tests.existing.harness import rpc
 from tests.mutations import mutation
-from tests.project_harness import postgres_database
+from tests.project_harness import postgres_database_or_skip
 from tests.shop.harness import Shop, copy_project, owners_with_tokens, shop_env
 
 pytestmark = [pytest.mark.e2e, pytest.mark.postgres, pytest.mark.slow]
@@ -78,12 +78,7 @@ class ServedShop:
 @pytest.fixture(scope="module")
 def served(tmp_path_factory: Any) -> Iterator[ServedShop]:
     """The shop on a fresh PostgreSQL database, migrated, with a store and its owner's token."""
-    try:
-        database = postgres_database("shop_conns")
-        url = database.__enter__()
-    except LookupError as missing:
-        pytest.skip(str(missing))
-    try:
+    with postgres_database_or_skip("shop_conns") as url:
         path = copy_project(Path(tmp_path_factory.mktemp("conns")))
         (path / "shop" / "settings_persistent.py").write_text(PERSISTENT_SETTINGS)
         shop = Shop(path, shop_env(database_url=url))
@@ -94,8 +89,6 @@ def served(tmp_path_factory: Any) -> Iterator[ServedShop]:
             time.sleep(1.1)  # a backend reports its statistics when idle, at most once a second
             stats.execute("SELECT 1")
             yield ServedShop(shop, token, stats)
-    finally:
-        database.__exit__(None, None, None)
 
 
 def opened_per_call(served: ServedShop, url: str, call: Any) -> float:

@@ -28,7 +28,7 @@ from mcp_tools.testing.client import ERAS
 from tests.careless import seen_only
 from tests.deploy.server_connections import POOL, every_server_connection
 from tests.mutations import mutation
-from tests.project_harness import postgres_database
+from tests.project_harness import postgres_database_or_skip
 from tests.shop.harness import (
     PROJECT,
     Shop,
@@ -100,12 +100,7 @@ class CarelessShop:
 def careless(tmp_path_factory: Any) -> Iterator[CarelessShop]:
     """The shop plus the careless app on a fresh PostgreSQL database, migrated (which installs
     the role and the policies), two stores with products, and uvicorn serving it."""
-    try:
-        database = postgres_database("shop_rls")
-        url = database.__enter__()
-    except LookupError as missing:
-        pytest.skip(str(missing))
-    try:
+    with postgres_database_or_skip("shop_rls") as url:
         path = copy_project(Path(tmp_path_factory.mktemp("rls")))
         shutil.copytree(
             PROJECT / "careless", path / "careless", ignore=shutil.ignore_patterns("__pycache__")
@@ -120,8 +115,6 @@ def careless(tmp_path_factory: Any) -> Iterator[CarelessShop]:
         mine, other = map(int, placeholder.shell(SEED, "STORES=").split(","))
         with shop.serve("uvicorn") as served:
             yield CarelessShop(shop, served, tokens, mine, other)
-    finally:
-        database.__exit__(None, None, None)
 
 
 def call(careless: CarelessShop, era: str, tool: str, **arguments: Any) -> Any:
@@ -356,12 +349,7 @@ def test_the_shops_own_suite_passes_on_postgresql_under_row_level_security(
 
     Mutation: the tool calls take the role with no tenant → the policies admit no row to the
     listing tool → the suite's listing tests fail → red."""
-    try:
-        database = postgres_database("shop_own")
-        url = database.__enter__()
-    except LookupError as missing:
-        pytest.skip(str(missing))
-    try:
+    with postgres_database_or_skip("shop_own") as url:
         env = shop_env(database_url=url)
         env.pop("PYTEST_DISABLE_PLUGIN_AUTOLOAD", None)  # the project's own run, its plugins
         shop = Shop(copy_project(tmp_path), env=env)
@@ -371,5 +359,3 @@ def test_the_shops_own_suite_passes_on_postgresql_under_row_level_security(
             timeout=300,
         )  # fmt: skip
         assert " passed" in output and "failed" not in output, output
-    finally:
-        database.__exit__(None, None, None)
